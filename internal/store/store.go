@@ -1,0 +1,135 @@
+// Package store keeps ingested npm package versions: the file list of each
+// version and the file bodies, content-addressed by sha256 so that a body
+// shared by many versions is stored once.
+//
+// Two implementations satisfy Store and pass one conformance suite
+// (storetest): Postgres (store/postgres), the org-wide store, and SQLite
+// (store/sqlite), the embedded default that needs no services.
+//
+// Visibility rule: a version is visible to readers only once CommitVersion
+// has returned. Blobs are written first, idempotently and outside any long
+// transaction; CommitVersion then inserts the version row and every file row
+// in one transaction. A crash at any point before that commit leaves nothing
+// visible (only unreferenced blobs, which are harmless and deduplicated).
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"time"
+)
+
+// Errors returned by every Store implementation. Callers test them with
+// errors.Is; implementations wrap their driver errors into these once.
+var (
+	// ErrNotFound: no such version (or it is not ready), file or blob.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: CommitVersion for a version that is already ready.
+	ErrExists = errors.New("already exists")
+)
+
+// Hash is a sha256 digest of a file body.
+type Hash [sha256.Size]byte
+
+// HashOf returns the sha256 of b.
+func HashOf(b []byte) Hash { return sha256.Sum256(b) }
+
+// File describes one regular file of a version.
+type File struct {
+	// Path is relative to the package root, slash-separated, with no
+	// leading slash, as cleaned by pkgpath.Clean. It may hold bytes that
+	// are not valid UTF-8 (stored as bytea / blob).
+	Path string
+	// Size is the uncompressed body size in bytes.
+	Size int64
+	// Hash is the sha256 of the body: the key of its blob.
+	Hash Hash
+	// Binary is true when the body is not text (see ingest.IsBinary).
+	Binary bool
+}
+
+// Blob is a file body with its hash.
+type Blob struct {
+	Hash Hash
+	Data []byte
+}
+
+// VersionState is the ingest state of a version.
+type VersionState string
+
+// Version states. Only StateReady versions are served.
+const (
+	StateReady  VersionState = "ready"
+	StateFailed VersionState = "failed"
+)
+
+// Version is one package version and how it got into the store.
+type Version struct {
+	Name    string // package name, e.g. "@types/react"
+	Version string // exact version, e.g. "19.1.0"
+	// Integrity is the dist.integrity (or "sha1-"+shasum) the tarball
+	// was verified against.
+	Integrity string
+	State     VersionState
+	// Reason says why the last ingest failed (StateFailed only).
+	Reason     string
+	FileCount  int
+	TotalBytes int64
+	CreatedAt  time.Time
+}
+
+// NewVersion is what CommitVersion records: the version and all its files.
+// Files must be sorted by Path (byte order) with no duplicates, and every
+// Hash must already be stored with PutBlobs.
+type NewVersion struct {
+	Name      string
+	Version   string
+	Integrity string
+	Files     []File
+}
+
+// VersionReader looks up versions and their file lists.
+type VersionReader interface {
+	// Version returns the state of name@version, ready or failed.
+	// ErrNotFound when the store has never recorded it.
+	Version(ctx context.Context, name, version string) (Version, error)
+	// Files returns the files of a ready version, sorted by Path in byte
+	// order. ErrNotFound when the version is not ready.
+	Files(ctx context.Context, name, version string) ([]File, error)
+}
+
+// BlobReader reads file bodies.
+type BlobReader interface {
+	// Blob returns the body with hash h. ErrNotFound when absent.
+	Blob(ctx context.Context, h Hash) ([]byte, error)
+}
+
+// Reader is what the serving side needs.
+type Reader interface {
+	VersionReader
+	BlobReader
+}
+
+// Writer is what ingest needs.
+type Writer interface {
+	// PutBlobs stores bodies; storing a hash that exists is a no-op, so
+	// concurrent and repeated ingests of the same bytes are safe.
+	PutBlobs(ctx context.Context, blobs []Blob) error
+	// CommitVersion makes a version and all its files visible atomically.
+	// It returns ErrExists when the version is already ready (the caller
+	// lost a race with another ingest of the same bytes, which is fine). A
+	// failed record of the same version is replaced.
+	CommitVersion(ctx context.Context, v NewVersion) error
+	// MarkFailed records that an ingest of name@version failed and why.
+	// It never overwrites a ready version.
+	MarkFailed(ctx context.Context, name, version, reason string) error
+}
+
+// Store is a complete store.
+type Store interface {
+	Reader
+	Writer
+	// Close releases the store's connections.
+	Close() error
+}
