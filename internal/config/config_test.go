@@ -1,0 +1,54 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadPrecedence(t *testing.T) {
+	env := envOf(map[string]string{
+		"PKGSCOPE_ADDR":           "127.0.0.1:1",
+		"DATABASE_URL":            "postgres://x/y",
+		"PKGSCOPE_MAX_LINE_WIDTH": "100",
+		"PKGSCOPE_FILL_TIMEOUT":   "1m",
+	})
+	c, err := Load("mirror", []string{"--addr", "127.0.0.1:2"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:2" {
+		t.Errorf("flag should win over env: Addr = %q", c.Addr)
+	}
+	if c.DatabaseURL != "postgres://x/y" {
+		t.Errorf("DATABASE_URL not honoured: %q", c.DatabaseURL)
+	}
+	if c.MaxLineWidth != 100 || c.FillTimeout != time.Minute {
+		t.Errorf("env not applied: width %d, fill %s", c.MaxLineWidth, c.FillTimeout)
+	}
+	if c.MaxReadLimit != Default().MaxReadLimit {
+		t.Errorf("default lost: %d", c.MaxReadLimit)
+	}
+}
+
+func TestLoadErrorsNameTheSetting(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"PKGSCOPE_MAX_FILES": "many"}, nil, "PKGSCOPE_MAX_FILES"},
+		{nil, []string{"--max-line-width", "0"}, "max-line-width must be positive"},
+		{nil, []string{"--default-read-limit", "50", "--max-read-limit", "10"}, "default-read-limit (50) is above max-read-limit (10)"},
+		{nil, []string{"--fill-timeout", "10m"}, "write-timeout"},
+		{nil, []string{"stray"}, "unexpected arguments"},
+	}
+	for _, tc := range cases {
+		_, err := Load("mirror", tc.args, envOf(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%v, %v) = %v, want an error mentioning %q", tc.env, tc.args, err, tc.want)
+		}
+	}
+}
