@@ -1,0 +1,159 @@
+// Package semver decides which published version `npm install name@spec`
+// would pick, so that pkgscope serves the same files npm would install.
+//
+// Version and range semantics come from nodesemver, a port of node-semver
+// checked against vectors recorded from node-semver itself
+// (testdata/vectors.json, made by testdata/gen.js). The choice among
+// candidates follows npm-pick-manifest; the pick-manifest vectors in the
+// same file check it. pkgscope has no engines, publish times, staged or
+// policy-restricted versions, so pick-manifest's rules for those do not
+// apply: what remains is dist-tags, deprecation and semver order.
+package semver
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/semver/nodesemver"
+)
+
+// ErrNoMatch is matched (errors.Is) by Select's error when no published
+// version fits the spec; the error text names the spec.
+var ErrNoMatch = errors.New("no matching version")
+
+// Candidate is one published version.
+type Candidate struct {
+	// Version is the key of the version in the packument, as published.
+	Version string
+	// Deprecated is true when the version's manifest has a deprecation
+	// message.
+	Deprecated bool
+}
+
+// defaultTag is the dist-tag a range prefers, as npm's defaultTag.
+const defaultTag = "latest"
+
+// Select returns the version npm would install for spec among
+// candidates, following npm-pick-manifest:
+//
+//   - a Tag spec gives distTags[tag], which must be a published version;
+//   - a Version spec gives that exact version if it is published;
+//   - a Range spec gives distTags["latest"] when it satisfies the range
+//     (or the range is exactly "*") and is published and not deprecated;
+//     otherwise the highest satisfying non-deprecated version, else the
+//     highest satisfying deprecated one.
+//
+// Ranges and versions are read in node-semver's loose mode, as npm reads
+// them, and prereleases only satisfy a range that names a prerelease of
+// the same major.minor.patch (includePrerelease off). Candidates whose
+// version does not parse never satisfy a range. Between versions of equal
+// precedence ("2.0.0" and "2.0.0+b") the one listed first wins.
+//
+// The error wraps ErrNoMatch when nothing fits, and says which spec.
+func Select(spec npmspec.Spec, candidates []Candidate, distTags map[string]string) (string, error) {
+	published := make(map[string]Candidate, len(candidates))
+	for _, c := range candidates {
+		if _, dup := published[c.Version]; !dup {
+			published[c.Version] = c
+		}
+	}
+	switch spec.Kind {
+	case npmspec.Tag:
+		v, ok := distTags[spec.Raw]
+		if !ok {
+			return "", fmt.Errorf("%w: no dist-tag %q", ErrNoMatch, spec.Raw)
+		}
+		if _, ok := published[v]; !ok {
+			return "", fmt.Errorf("%w: dist-tag %q points to %q, which is not published", ErrNoMatch, spec.Raw, v)
+		}
+		return v, nil
+	case npmspec.Version:
+		v, ok := nodesemver.Clean(spec.Raw, nodesemver.Loose)
+		if !ok {
+			v = spec.Raw
+		}
+		if _, ok := published[v]; !ok {
+			return "", fmt.Errorf("%w: version %q is not published", ErrNoMatch, v)
+		}
+		return v, nil
+	case npmspec.Range:
+		return selectRange(spec.Raw, candidates, distTags, published)
+	}
+	return "", fmt.Errorf("select: spec %q has unknown kind %d", spec.Raw, spec.Kind)
+}
+
+func selectRange(raw string, candidates []Candidate, distTags map[string]string, published map[string]Candidate) (string, error) {
+	rng, err := nodesemver.ParseRange(raw, nodesemver.Loose)
+	if err != nil {
+		return "", fmt.Errorf("%w: range %q: %w", ErrNoMatch, raw, err)
+	}
+	satisfies := func(v string) bool {
+		if v == "" {
+			return false
+		}
+		p, err := nodesemver.Parse(v, nodesemver.Loose)
+		return err == nil && rng.Test(p)
+	}
+	// pick-manifest compares the range text with "*" before testing, so
+	// "*" takes latest even when latest is a prerelease.
+	if latest, ok := distTags[defaultTag]; ok && latest != "" && (raw == "*" || satisfies(latest)) {
+		if c, ok := published[latest]; ok && !c.Deprecated {
+			return latest, nil
+		}
+	}
+	type entry struct {
+		c Candidate
+		v *nodesemver.Version
+	}
+	var entries []entry
+	for _, c := range candidates {
+		if c.Version == "" {
+			continue
+		}
+		p, err := nodesemver.Parse(c.Version, nodesemver.Loose)
+		if err != nil || !rng.Test(p) {
+			continue
+		}
+		entries = append(entries, entry{c, p})
+	}
+	if len(entries) == 0 {
+		return "", fmt.Errorf("%w: range %q matches none of %d versions", ErrNoMatch, raw, len(candidates))
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		a, b := entries[i], entries[j]
+		if a.c.Deprecated != b.c.Deprecated {
+			return !a.c.Deprecated
+		}
+		return a.v.Compare(b.v) > 0
+	})
+	return entries[0].c.Version, nil
+}
+
+// Valid reports whether v is a version in node-semver's strict grammar
+// (semver.valid): "1.2.3", "1.0.0-rc.1+build"; a leading "v" and
+// surrounding spaces are tolerated, as node does.
+func Valid(v string) bool {
+	_, ok := nodesemver.Valid(v, nodesemver.Strict)
+	return ok
+}
+
+// Compare orders two versions by SemVer precedence, reading them loosely
+// as npm does; it returns -1, 0 or 1. Build metadata is ignored. A string
+// that is not a version sorts before every version, and two such strings
+// compare as strings, so Compare is a consistent order for sorting.
+func Compare(a, b string) int {
+	va, errA := nodesemver.Parse(a, nodesemver.Loose)
+	vb, errB := nodesemver.Parse(b, nodesemver.Loose)
+	switch {
+	case errA != nil && errB != nil:
+		return strings.Compare(a, b)
+	case errA != nil:
+		return -1
+	case errB != nil:
+		return 1
+	}
+	return va.Compare(vb)
+}
