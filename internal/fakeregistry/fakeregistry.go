@@ -1,0 +1,452 @@
+// Package fakeregistry is an in-process npm registry for tests: it serves
+// abbreviated packuments and tarballs published in code, counts requests,
+// and can fail or hold requests on demand so tests of failure paths and
+// stampedes need neither the network nor sleeps.
+//
+// Point npm configuration at it with npm_config_registry=r.URL().
+package fakeregistry
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Registry is a fake npm registry backed by an httptest server. It is safe
+// for concurrent use.
+type Registry struct {
+	t   testing.TB
+	srv *httptest.Server
+
+	mu        sync.Mutex
+	pkgs      map[string]*pkg
+	tarballs  map[string]tarballRef // decoded URL path → version
+	failures  map[string]failure
+	raw       map[string][]byte
+	holds     map[string]*hold
+	allHolds  []*hold
+	packReqs  map[string]int
+	downloads map[string]int // name + "@" + version
+	lastAuth  string
+}
+
+type pkg struct {
+	versions map[string]*version
+	distTags map[string]string
+	// latestPinned is set once "latest" was tagged explicitly; until then
+	// Publish keeps it at the highest release.
+	latestPinned bool
+	modified     time.Time
+}
+
+type version struct {
+	tgz        []byte
+	tarball    string
+	integrity  string
+	shasum     string
+	deprecated string
+	// tagged is set when the version was published under another dist-tag
+	// than latest, which keeps it out of the latest computation.
+	tagged bool
+	// unpackedSize and fileCount describe the tarball's regular files, 0
+	// when it is not a readable .tgz (hostile tarballs are published too).
+	unpackedSize int64
+	fileCount    int
+}
+
+type tarballRef struct{ name, version string }
+
+type failure struct {
+	status     int
+	retryAfter string
+}
+
+// New starts a registry that is closed when the test ends. Requests still
+// held by Hold are released first, so a forgotten release cannot hang the
+// test's cleanup.
+func New(t testing.TB) *Registry {
+	t.Helper()
+	r := &Registry{
+		t:         t,
+		pkgs:      map[string]*pkg{},
+		tarballs:  map[string]tarballRef{},
+		failures:  map[string]failure{},
+		raw:       map[string][]byte{},
+		holds:     map[string]*hold{},
+		packReqs:  map[string]int{},
+		downloads: map[string]int{},
+	}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(func() {
+		r.mu.Lock()
+		holds := r.allHolds
+		r.mu.Unlock()
+		for _, h := range holds {
+			h.release()
+		}
+		r.srv.Close()
+	})
+	return r
+}
+
+// URL is the registry's base URL, with a trailing slash.
+func (r *Registry) URL() string { return r.srv.URL + "/" }
+
+// PublishOption changes how Publish records a version.
+type PublishOption func(*publishOpts)
+
+type publishOpts struct {
+	tag          string
+	noIntegrity  bool
+	integrity    string
+	tarballURL   string
+	deprecated   string
+	setIntegrity bool
+}
+
+// WithTag publishes under dist-tag tag instead of moving latest, as
+// `npm publish --tag tag` does. WithTag("latest") pins latest to this
+// version even when it is not the highest.
+func WithTag(tag string) PublishOption { return func(o *publishOpts) { o.tag = tag } }
+
+// WithoutIntegrity leaves dist.integrity out, so only dist.shasum (sha1)
+// vouches for the tarball, as for versions published before 2017.
+func WithoutIntegrity() PublishOption { return func(o *publishOpts) { o.noIntegrity = true } }
+
+// WithIntegrity sets dist.integrity to sri verbatim, e.g. a wrong digest;
+// "" removes it.
+func WithIntegrity(sri string) PublishOption {
+	return func(o *publishOpts) { o.integrity, o.setIntegrity = sri, true }
+}
+
+// WithTarballURL sets dist.tarball to u instead of the registry's own URL.
+// The tarball is still served at the registry's own URL.
+func WithTarballURL(u string) PublishOption { return func(o *publishOpts) { o.tarballURL = u } }
+
+// Deprecated marks the version deprecated with msg.
+func Deprecated(msg string) PublishOption { return func(o *publishOpts) { o.deprecated = msg } }
+
+// Publish adds version of package name with tarball tgz. It computes
+// dist.integrity (sha512) and dist.shasum (sha1) from tgz. Unless tagged
+// otherwise, dist-tags.latest is the highest version without a prerelease
+// (or the highest prerelease, when there is no release) among the versions
+// not published WithTag. Publishing the same
+// version twice fails the test, as the registry refuses it.
+func (r *Registry) Publish(name, ver string, tgz []byte, opts ...PublishOption) {
+	r.t.Helper()
+	var o publishOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if _, ok := parseSemver(ver); !ok {
+		r.t.Fatalf("fakeregistry: Publish(%q, %q): not a semver version", name, ver)
+	}
+	sum512 := sha512.Sum512(tgz)
+	sum1 := sha1.Sum(tgz)
+	v := &version{
+		tgz:        tgz,
+		integrity:  "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]),
+		shasum:     hex.EncodeToString(sum1[:]),
+		deprecated: o.deprecated,
+	}
+	v.unpackedSize, v.fileCount = tarStats(tgz)
+	v.tagged = o.tag != "" && o.tag != "latest"
+	if o.noIntegrity {
+		v.integrity = ""
+	}
+	if o.setIntegrity {
+		v.integrity = o.integrity
+	}
+	path := name + "/-/" + basename(name) + "-" + ver + ".tgz"
+	v.tarball = r.URL() + path
+	if o.tarballURL != "" {
+		v.tarball = o.tarballURL
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pkgs[name]
+	if p == nil {
+		p = &pkg{versions: map[string]*version{}, distTags: map[string]string{}}
+		r.pkgs[name] = p
+	}
+	if _, dup := p.versions[ver]; dup {
+		r.t.Fatalf("fakeregistry: %s@%s is already published", name, ver)
+	}
+	p.versions[ver] = v
+	p.modified = time.Now().UTC()
+	r.tarballs[path] = tarballRef{name, ver}
+	if o.tag != "" {
+		p.distTags[o.tag] = ver
+		if o.tag == "latest" {
+			p.latestPinned = true
+		}
+	}
+	if !p.latestPinned {
+		if l := highest(p.versions); l != "" {
+			p.distTags["latest"] = l
+		}
+	}
+}
+
+// SetDistTag points dist-tag tag of name at version, as `npm dist-tag add`
+// does. Setting "latest" stops Publish from moving it.
+func (r *Registry) SetDistTag(name, tag, ver string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pkgs[name]
+	if p == nil || p.versions[ver] == nil {
+		r.t.Errorf("fakeregistry: SetDistTag(%q, %q, %q): version not published", name, tag, ver)
+		return
+	}
+	p.distTags[tag] = ver
+	p.modified = time.Now().UTC()
+	if tag == "latest" {
+		p.latestPinned = true
+	}
+}
+
+// TarballDownloads counts GET requests for the tarball of name@version,
+// including those answered with a Fail status.
+func (r *Registry) TarballDownloads(name, ver string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.downloads[name+"@"+ver]
+}
+
+// PackumentRequests counts GET requests for the packument of name,
+// including those answered with a Fail status or for unknown packages.
+func (r *Registry) PackumentRequests(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.packReqs[name]
+}
+
+// LastAuthorization is the Authorization header of the latest request, ""
+// when it had none.
+func (r *Registry) LastAuthorization() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastAuth
+}
+
+// Fail makes every request for name (packument and tarballs) answer status,
+// with a Retry-After header when retryAfter is not "". Fail(name, 0, "")
+// clears it.
+func (r *Registry) Fail(name string, status int, retryAfter string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if status == 0 {
+		delete(r.failures, name)
+		return
+	}
+	r.failures[name] = failure{status, retryAfter}
+}
+
+// SetRawPackument makes the packument of name answer 200 with body verbatim
+// (garbage, truncated JSON, a wrong name); nil clears it.
+func (r *Registry) SetRawPackument(name string, body []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if body == nil {
+		delete(r.raw, name)
+		return
+	}
+	r.raw[name] = body
+}
+
+// Hold makes requests for name (packument and tarballs) block until release
+// is called; release may be called more than once. Requests are counted
+// before they block.
+func (r *Registry) Hold(name string) (release func()) {
+	h := &hold{ch: make(chan struct{})}
+	r.mu.Lock()
+	r.holds[name] = h
+	r.allHolds = append(r.allHolds, h)
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.holds[name] == h {
+			delete(r.holds, name)
+		}
+		r.mu.Unlock()
+		h.release()
+	}
+}
+
+// hold is one Hold: a channel closed once on release.
+type hold struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (h *hold) release() { h.once.Do(func() { close(h.ch) }) }
+
+func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		http.Error(w, `{"error":"method not allowed"}`, http.StatusMethodNotAllowed)
+		return
+	}
+	// req.URL.Path is decoded, so "@scope%2fname" and "@scope/name" are
+	// the same path here.
+	path := strings.TrimPrefix(req.URL.Path, "/")
+	name, isTarball := path, false
+	r.mu.Lock()
+	r.lastAuth = req.Header.Get("Authorization")
+	if i := strings.Index(path, "/-/"); i >= 0 {
+		name, isTarball = path[:i], true
+		if ref, ok := r.tarballs[path]; ok {
+			r.downloads[ref.name+"@"+ref.version]++
+		}
+	} else {
+		r.packReqs[name]++
+	}
+	h := r.holds[name]
+	r.mu.Unlock()
+
+	if h != nil {
+		select {
+		case <-h.ch:
+		case <-req.Context().Done():
+			return
+		}
+	}
+
+	r.mu.Lock()
+	fail, failing := r.failures[name]
+	raw, isRaw := r.raw[name]
+	r.mu.Unlock()
+	if failing {
+		if fail.retryAfter != "" {
+			w.Header().Set("Retry-After", fail.retryAfter)
+		}
+		writeJSON(w, fail.status, "application/json", map[string]string{"error": http.StatusText(fail.status)})
+		return
+	}
+	if isTarball {
+		r.serveTarball(w, path)
+		return
+	}
+	if isRaw {
+		w.Header().Set("Content-Type", "application/vnd.npm.install-v1+json")
+		w.Write(raw)
+		return
+	}
+	r.servePackument(w, name)
+}
+
+func (r *Registry) serveTarball(w http.ResponseWriter, path string) {
+	r.mu.Lock()
+	var tgz []byte
+	if ref, ok := r.tarballs[path]; ok {
+		tgz = r.pkgs[ref.name].versions[ref.version].tgz
+	}
+	r.mu.Unlock()
+	if tgz == nil {
+		writeJSON(w, http.StatusNotFound, "application/json", map[string]string{"error": "Not found"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Write(tgz)
+}
+
+// abbreviated is the abbreviated packument ("corgi") format.
+type abbreviated struct {
+	Name     string                     `json:"name"`
+	DistTags map[string]string          `json:"dist-tags"`
+	Versions map[string]abbreviatedVers `json:"versions"`
+	Modified string                     `json:"modified"`
+}
+
+type abbreviatedVers struct {
+	Name       string          `json:"name"`
+	Version    string          `json:"version"`
+	Dist       abbreviatedDist `json:"dist"`
+	Deprecated string          `json:"deprecated,omitempty"`
+}
+
+type abbreviatedDist struct {
+	Tarball      string `json:"tarball"`
+	Integrity    string `json:"integrity,omitempty"`
+	Shasum       string `json:"shasum"`
+	UnpackedSize int64  `json:"unpackedSize"`
+	FileCount    int    `json:"fileCount"`
+}
+
+func (r *Registry) servePackument(w http.ResponseWriter, name string) {
+	r.mu.Lock()
+	p := r.pkgs[name]
+	var doc abbreviated
+	if p != nil {
+		doc = abbreviated{Name: name, DistTags: map[string]string{}, Versions: map[string]abbreviatedVers{},
+			Modified: p.modified.Format(time.RFC3339Nano)}
+		for tag, v := range p.distTags {
+			doc.DistTags[tag] = v
+		}
+		for ver, v := range p.versions {
+			doc.Versions[ver] = abbreviatedVers{Name: name, Version: ver, Deprecated: v.deprecated, Dist: abbreviatedDist{
+				Tarball: v.tarball, Integrity: v.integrity, Shasum: v.shasum, UnpackedSize: v.unpackedSize, FileCount: v.fileCount,
+			}}
+		}
+	}
+	r.mu.Unlock()
+	if p == nil {
+		writeJSON(w, http.StatusNotFound, "application/json", map[string]string{"error": "Not found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, "application/vnd.npm.install-v1+json", doc)
+}
+
+func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// basename is the package name without its scope, as used in tarball file
+// names: "@s/x" → "x".
+func basename(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// tarStats sums the sizes of the regular files in a .tgz and counts them.
+func tarStats(tgz []byte) (size int64, files int) {
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		return 0, 0
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return size, files
+		}
+		if err != nil {
+			return 0, 0
+		}
+		if h.Typeflag == tar.TypeReg {
+			size += h.Size
+			files++
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrTooLarge means a packument or tarball exceeded its byte limit
+// (Config.MaxPackumentBytes, Config.MaxTarballBytes). Retrying does not
+// help, so it is not an *UnavailableError.
+var ErrTooLarge = errors.New("larger than the configured limit")
+
+// ErrInvalidName means the package name cannot be an npm package name, so
+// it was never sent to the registry.
+var ErrInvalidName = errors.New("invalid npm package name")
+
+// ErrTarballURL means dist.tarball was refused: not http(s), or on a host
+// that is neither the package's registry nor in Config.AllowedTarballHosts.
+// Following it could make pkgscope fetch from internal addresses (SSRF).
+var ErrTarballURL = errors.New("tarball URL refused")
+
+// defaultRetryAfter is the Retry-After given to callers when the registry
+// sends none: long enough not to hammer a registry that is struggling,
+// short enough that an agent retries within its session.
+const defaultRetryAfter = 30 * time.Second
+
+// statusError maps a non-200 answer to ErrNotFound (404 only) or an
+// *UnavailableError. what names the request ("packument lodash").
+func statusError(resp *http.Response, what string, now time.Time) error {
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	msg := fmt.Sprintf("%s: registry answered %s", what, resp.Status)
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// Some registries answer 403 or 401 for a missing private package
+		// too, but so they do for an expired token; a false "not found"
+		// would be cached by callers, a false "unavailable" is retried.
+		msg += "; check the npm auth token for this registry in .npmrc (//host/:_authToken)"
+	}
+	return &UnavailableError{
+		Status:     resp.StatusCode,
+		RetryAfter: retryAfter(resp.Header.Get("Retry-After"), now),
+		Err:        errors.New(msg),
+	}
+}
+
+// transportError wraps a failed request or body read. A caller's own
+// cancellation, a size limit and a refused redirect are returned as they
+// are; everything else, including this client's own timeouts, is the
+// registry being unavailable.
+func transportError(caller context.Context, what string, err error) error {
+	if caller.Err() != nil {
+		return fmt.Errorf("%s: %w", what, caller.Err())
+	}
+	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTarballURL) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out: %w", err)
+	}
+	return &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
+}
+
+// retryAfter parses a Retry-After header: delay-seconds or an HTTP-date
+// (a date already past gives 0). Missing, negative or unparseable values
+// give defaultRetryAfter; huge ones are capped at maxRetryAfter.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return defaultRetryAfter
+	}
+	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if secs < 0 {
+			return defaultRetryAfter
+		}
+		if secs > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return min(d.Round(time.Second), maxRetryAfter)
+		}
+		return 0
+	}
+	return defaultRetryAfter
+}
+
+// maxRetryAfter caps what a registry may ask for: beyond a day the number
+// means nothing to a caller except "broken", and it must not overflow.
+const maxRetryAfter = 24 * time.Hour
