@@ -1,0 +1,383 @@
+// Package ingest turns an integrity-verified npm tarball into a stored
+// version: it streams gzip → tar in memory (nothing touches disk), keeps
+// the regular files under the tarball's top folder, writes their bodies to
+// the store in batches, then commits the file list in one call.
+//
+// Every hostile-archive hazard has a rule and a test named after it
+// (ingest_test.go): path escapes are skipped, never stored; sparse files
+// are refused; gzip bombs stop at the caps of Limits without allocating
+// past them.
+package ingest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/pkgscope/pkgscope/internal/pkgpath"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// Skipped is a tar entry that was not stored, and why. Skipping is not an
+// error: npm's own extractor (node-tar) drops the same entries.
+type Skipped struct {
+	// Path is the package path when the name is clean, else the raw
+	// entry name cut to MaxPathBytes (it may not be valid UTF-8).
+	Path string
+	// Reason is one of the Reason* constants, or for an unclean name the
+	// pkgpath error saying what is wrong with it.
+	Reason string
+}
+
+// Reasons an entry is skipped, stable so callers can filter them: a
+// directory entry, for one, loses nothing (its files carry full paths),
+// and some packers write one per folder.
+const (
+	ReasonDirectory    = "directory"
+	ReasonSymlink      = "symbolic link"
+	ReasonHardlink     = "hard link"
+	ReasonDevice       = "device"
+	ReasonFifo         = "fifo"
+	ReasonGlobalHeader = "pax global header"
+	// ReasonAtRoot: a file beside the top folder instead of under it.
+	// npm extracts with node-tar's strip:1, which drops it; so do we.
+	ReasonAtRoot = "at the archive root, outside any top folder"
+)
+
+// Result is what Ingest stored.
+type Result struct {
+	// Files is what was committed, sorted by Path.
+	Files []store.File
+	// TotalBytes is the sum of Files' sizes.
+	TotalBytes int64
+	// Skipped holds the first MaxSkipped entries that were not stored.
+	Skipped []Skipped
+	// SkippedCount counts every entry not stored.
+	SkippedCount int
+}
+
+// IsBinary reports whether a body is binary, with git's and ripgrep's
+// heuristic: a NUL byte in the first 8000 bytes.
+func IsBinary(b []byte) bool {
+	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
+}
+
+// Ingest unpacks tgz, an npm tarball whose integrity the caller has
+// verified, and stores it as name@version: bodies go to w.PutBlobs in
+// batches of about lim.BatchBytes, then w.CommitVersion records every file
+// sorted by path, so the version becomes visible whole or not at all.
+//
+// The top folder of each entry is stripped whatever its name. Only
+// regular files are kept; links, directories, devices, FIFOs, entries at
+// the archive root and entries with an unclean path ("..", absolute,
+// backslash, control characters) are skipped and listed in Result.Skipped.
+// A later entry with the same path replaces an earlier one, as extracting
+// would; names differing only in case are distinct files.
+//
+// Errors: *LimitError (ErrLimit) when a cap of lim is hit, ErrBadArchive
+// when gzip or tar is corrupt, ErrUnsupported for sparse files, the
+// context's error when ctx ends (checked between entries), and the
+// store's errors, among them store.ErrExists when another ingest committed
+// the version first. On any error nothing is committed, though blobs
+// already written stay (they are harmless and deduplicated). Recording the
+// failure with MarkFailed is the caller's decision.
+func Ingest(ctx context.Context, w store.Writer, name, version, integrity string, tgz []byte, lim Limits) (Result, error) {
+	if err := lim.Validate(); err != nil {
+		return Result{}, err
+	}
+	u := &unpacker{ctx: ctx, w: w, lim: lim, paths: lim.paths(), index: map[string]int{}, seen: map[store.Hash]bool{}}
+	if err := u.unpack(tgz); err != nil {
+		return Result{}, fmt.Errorf("ingest %s@%s: %w", name, version, err)
+	}
+	if err := u.flush(); err != nil {
+		return Result{}, fmt.Errorf("ingest %s@%s: %w", name, version, err)
+	}
+	slices.SortFunc(u.files, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+	var total int64
+	for _, f := range u.files {
+		total += f.Size
+	}
+	err := w.CommitVersion(ctx, store.NewVersion{Name: name, Version: version, Integrity: integrity, Files: u.files})
+	if err != nil {
+		return Result{}, fmt.Errorf("ingest %s@%s: committing %d files: %w", name, version, len(u.files), err)
+	}
+	return Result{Files: u.files, TotalBytes: total, Skipped: u.skipped, SkippedCount: u.skippedCount}, nil
+}
+
+// unpacker is the state of one Ingest.
+type unpacker struct {
+	ctx   context.Context
+	w     store.Writer
+	lim   Limits
+	paths pkgpath.Limits
+
+	files []store.File
+	index map[string]int // path → position in files, for last-wins
+
+	entries, regular int
+	unpacked         int64 // body bytes read, duplicates included
+
+	batch      []store.Blob
+	batchBytes int64
+	seen       map[store.Hash]bool // written or in batch: each body goes once
+
+	skipped      []Skipped
+	skippedCount int
+}
+
+func (u *unpacker) unpack(tgz []byte) error {
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		return fmt.Errorf("%w: gzip: %w", ErrBadArchive, err)
+	}
+	defer zr.Close()
+	// The end-of-archive marker ends the loop, so trailing bytes are never
+	// decompressed and the gzip checksum at the very end is not checked:
+	// the bytes were checked against dist.integrity, a stronger hash.
+	stream := &capReader{r: zr, max: u.lim.MaxArchiveBytes}
+	tr := tar.NewReader(stream)
+	for {
+		if err := u.ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		// ErrInsecurePath (only with GODEBUG=tarinsecurepath=0) comes with
+		// a usable header; pkgpath judges the name below either way.
+		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
+			return stream.explain(err, "reading tar header")
+		}
+		if err := u.entry(tr, stream, hdr); err != nil {
+			return err
+		}
+	}
+}
+
+func (u *unpacker) entry(tr *tar.Reader, stream *capReader, hdr *tar.Header) error {
+	u.entries++
+	if u.entries > u.lim.MaxEntries {
+		return &LimitError{Setting: "MaxEntries", Max: int64(u.lim.MaxEntries),
+			What: fmt.Sprintf("entry %d (%q)", u.entries, cut(hdr.Name, u.lim.MaxPathBytes))}
+	}
+	if isSparse(hdr) {
+		// Refused from the header: archive/tar would expand the holes
+		// as zeros, so a 3 KB entry could be read as 1 TiB.
+		return fmt.Errorf("%w: %q is a GNU sparse file claiming %d bytes", ErrUnsupported,
+			cut(hdr.Name, u.lim.MaxPathBytes), hdr.Size)
+	}
+	switch hdr.Typeflag {
+	case tar.TypeReg, '\x00', tar.TypeCont:
+		// '\x00' is the pre-POSIX regular file (archive/tar already
+		// reports it as TypeReg). TypeCont, a "contiguous file", is
+		// extracted as a regular file by node-tar, so it is kept too.
+	case tar.TypeDir:
+		u.skip(hdr.Name, ReasonDirectory)
+		return nil
+	case tar.TypeSymlink:
+		u.skip(hdr.Name, ReasonSymlink)
+		return nil
+	case tar.TypeLink:
+		u.skip(hdr.Name, ReasonHardlink)
+		return nil
+	case tar.TypeChar, tar.TypeBlock:
+		u.skip(hdr.Name, ReasonDevice)
+		return nil
+	case tar.TypeFifo:
+		u.skip(hdr.Name, ReasonFifo)
+		return nil
+	case tar.TypeXGlobalHeader:
+		u.skip(hdr.Name, ReasonGlobalHeader)
+		return nil
+	default:
+		// Its body, if any, is discarded by the next tr.Next, through
+		// the MaxArchiveBytes cap.
+		u.skip(hdr.Name, fmt.Sprintf("unsupported entry type %q", hdr.Typeflag))
+		return nil
+	}
+
+	p, err := u.paths.CleanEntry(hdr.Name)
+	var tooLong *pkgpath.TooLongError
+	switch {
+	case errors.As(err, &tooLong):
+		setting, max := "MaxPathBytes", u.lim.MaxPathBytes
+		if tooLong.Limit == "MaxDepth" {
+			setting, max = "MaxPathDepth", u.lim.MaxPathDepth
+		}
+		return &LimitError{Setting: setting, Max: int64(max), What: fmt.Sprintf("path %q", tooLong.Path)}
+	case errors.Is(err, pkgpath.ErrAtRoot):
+		u.skip(hdr.Name, ReasonAtRoot)
+		return nil
+	case err != nil:
+		// A hostile name: node-tar skips it with a warning, and so do
+		// we. It is never stored, whatever it would clean to.
+		u.skipRaw(hdr.Name, err.Error())
+		return nil
+	}
+
+	u.regular++
+	if u.regular > u.lim.MaxFiles {
+		return &LimitError{Setting: "MaxFiles", Max: int64(u.lim.MaxFiles), What: fmt.Sprintf("file %d (%q)", u.regular, p)}
+	}
+	// Both checks come from the header, before reading: a bomb is
+	// refused without decompressing it. readBody then bounds the bytes
+	// actually read by the same figure.
+	if hdr.Size > u.lim.MaxFileBytes {
+		return &LimitError{Setting: "MaxFileBytes", Max: u.lim.MaxFileBytes, What: fmt.Sprintf("file %q (%d bytes)", p, hdr.Size)}
+	}
+	if hdr.Size > u.lim.MaxUnpackedBytes-u.unpacked {
+		return &LimitError{Setting: "MaxUnpackedBytes", Max: u.lim.MaxUnpackedBytes,
+			What: fmt.Sprintf("%d bytes of files up to %q", u.unpacked+hdr.Size, p)}
+	}
+	body, err := readBody(tr, hdr.Size)
+	if err != nil {
+		return stream.explain(err, fmt.Sprintf("reading %q", p))
+	}
+	u.unpacked += int64(len(body))
+	return u.add(p, body)
+}
+
+// add records a file (last duplicate wins) and queues its body.
+func (u *unpacker) add(p string, body []byte) error {
+	f := store.File{Path: p, Size: int64(len(body)), Hash: store.HashOf(body), Binary: IsBinary(body)}
+	if i, ok := u.index[p]; ok {
+		// The earlier body may already be written; unreferenced blobs
+		// are harmless.
+		u.files[i] = f
+	} else {
+		u.index[p] = len(u.files)
+		u.files = append(u.files, f)
+	}
+	if u.seen[f.Hash] {
+		return nil // the same body under another path, or a duplicate
+	}
+	u.seen[f.Hash] = true
+	u.batch = append(u.batch, store.Blob{Hash: f.Hash, Data: body})
+	u.batchBytes += f.Size
+	if u.batchBytes >= u.lim.BatchBytes {
+		return u.flush()
+	}
+	return nil
+}
+
+// flush writes the queued bodies and lets go of them.
+func (u *unpacker) flush() error {
+	if len(u.batch) == 0 {
+		return nil
+	}
+	if err := u.w.PutBlobs(u.ctx, u.batch); err != nil {
+		return fmt.Errorf("storing %d file bodies: %w", len(u.batch), err)
+	}
+	u.batch, u.batchBytes = nil, 0 // a new slice: the store may not keep the old one, but be safe
+	return nil
+}
+
+func (u *unpacker) skip(name, reason string) {
+	if p, err := u.paths.CleanEntry(name); err == nil {
+		name = p
+	}
+	u.skipRaw(name, reason)
+}
+
+func (u *unpacker) skipRaw(name, reason string) {
+	u.skippedCount++
+	if len(u.skipped) < u.lim.MaxSkipped {
+		u.skipped = append(u.skipped, Skipped{Path: cut(name, u.lim.MaxPathBytes), Reason: reason})
+	}
+}
+
+// isSparse reports a GNU sparse file in either encoding: the old GNU type
+// 'S', or PAX records named GNU.sparse.* on a regular file.
+func isSparse(hdr *tar.Header) bool {
+	if hdr.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyBufStart is the first buffer a body is read into: 64 KiB holds
+// most files of a package in one read.
+const bodyBufStart = 64 << 10
+
+// readBody reads a body that the header says is size bytes. size only
+// bounds the buffer's growth: the buffer starts at bodyBufStart at most
+// and doubles with the bytes actually read, so a header claiming 256 MiB
+// in a truncated archive costs 64 KiB, not 256 MiB. It never reads past
+// size, which the caller checked against the caps.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	buf := make([]byte, 0, min(size, bodyBufStart))
+	for int64(len(buf)) < size {
+		if len(buf) == cap(buf) {
+			next := min(size, 2*int64(cap(buf)))
+			buf = slices.Grow(buf, int(next)-len(buf))
+		}
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), size)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(buf)) < size {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return buf, nil
+}
+
+// capReader counts the decompressed bytes and fails once more than max
+// have been asked for. The failure is sticky, so whatever archive/tar
+// makes of it, explain can tell a cap from corruption.
+type capReader struct {
+	r   io.Reader
+	n   int64
+	max int64
+	err *LimitError
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if left := c.max - c.n; int64(len(p)) > left+1 {
+		p = p[:left+1] // read one byte past the cap to know it is passed
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.max {
+		c.err = &LimitError{Setting: "MaxArchiveBytes", Max: c.max, What: "the decompressed tar stream"}
+		return n - int(c.n-c.max), c.err
+	}
+	return n, err
+}
+
+// explain turns a read error into an error kind: the cap when the stream
+// hit it, otherwise a corrupt archive.
+func (c *capReader) explain(err error, doing string) error {
+	if c.err != nil {
+		return c.err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrBadArchive, doing, err)
+}
+
+// cut shortens s to n bytes for a record or message.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
