@@ -1,0 +1,40 @@
+// Command mirror serves npm package files (list, glob, read, grep) over a
+// JSON API, from an embedded store by default or from Postgres.
+//
+//	go run ./cmd/mirror                     # embedded store, no services
+//	go run ./cmd/mirror --database-url=...  # org-wide Postgres store
+//
+// Every flag has an environment variable; see --help.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/pkgscope/pkgscope/internal/app"
+	"github.com/pkgscope/pkgscope/internal/config"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg, err := config.Load("mirror", os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mirror: configuration:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := app.Serve(ctx, cfg, log); err != nil {
+		log.Error("mirror stopped", "err", err)
+		os.Exit(1)
+	}
+}

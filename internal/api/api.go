@@ -1,0 +1,151 @@
+// Package api is the HTTP transport of the mirror: /v1/explore (the
+// explore_npm tool as JSON), REST-style GETs for people and scripts, and
+// health checks. All behaviour lives in package explore; this package only
+// decodes, dispatches, encodes and maps errors to statuses, once.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// Options configure the HTTP layer.
+type Options struct {
+	// MaxBodyBytes caps a request body (413 beyond it).
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	svc   *explore.Service
+	ready store.VersionReader
+	log   *slog.Logger
+}
+
+// New returns the Echo instance serving every route.
+func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Echo {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{svc: svc, ready: ready, log: log}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestID())
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
+				slog.String("id", v.RequestID), slog.String("method", v.Method),
+				slog.String("path", v.URIPath), slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency))
+			return nil
+		},
+	}))
+	e.Use(middleware.BodyLimit(strconv.FormatInt(opt.MaxBodyBytes, 10) + "B"))
+
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.GET("/readyz", s.readyz)
+	e.POST("/v1/explore", s.explore)
+	e.GET("/v1/npm/*", s.npm)
+	return e
+}
+
+// readyz answers 200 when the store answers a query. It looks up a version
+// that cannot exist: ErrNotFound proves the store's query path works.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.ready.Version(ctx, "-readyz-probe", "0.0.0"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return &unready{err: err}
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+type unready struct{ err error }
+
+func (u *unready) Error() string { return "store not reachable: " + u.err.Error() }
+
+// errorBody is the one error shape: {"error":{"code","message"}}.
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// handleError maps every error to a status and the JSON shape, and logs
+// server-side failures once, with the request id.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var body errorBody
+	status := http.StatusInternalServerError
+	var he *echo.HTTPError
+	var ur *unready
+	switch {
+	case errors.As(err, &he):
+		status = he.Code
+		body.Error.Code = httpCode(status)
+		body.Error.Message = fmt.Sprint(he.Message)
+		if status == http.StatusRequestEntityTooLarge {
+			body.Error.Message = "request body too large (setting max-body-bytes)"
+		}
+	case errors.As(err, &ur):
+		status = http.StatusServiceUnavailable
+		body.Error.Code, body.Error.Message = "not_ready", err.Error()
+		c.Response().Header().Set("Retry-After", "5")
+	default:
+		class := explore.Classify(err)
+		status, body.Error.Code = class.Status, class.Code
+		body.Error.Message = err.Error()
+		if class.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(class.RetryAfter.Seconds()+0.5)))
+		}
+	}
+	if status >= 500 {
+		id := c.Response().Header().Get(echo.HeaderXRequestID)
+		s.log.Error("request failed", "id", id, "status", status, "err", err)
+		if status == http.StatusInternalServerError {
+			body.Error.Message = "internal error (request id " + id + ")"
+		}
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, body)
+}
+
+func httpCode(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "body_too_large"
+	case http.StatusBadRequest:
+		return "bad_request"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return "error"
+}

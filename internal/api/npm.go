@@ -1,0 +1,117 @@
+package api
+
+import (
+	"encoding/hex"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+)
+
+// npm serves the REST-style GETs under /v1/npm/:
+//
+//	/v1/npm/{name}[@{spec}]/-/files[?glob=P&glob=!Q]  JSON file list
+//	/v1/npm/{name}[@{spec}]/{path}                    the raw file
+//
+// {name} may be scoped: /v1/npm/@types/react@19/index.d.ts (or with the
+// scope's slash escaped as %2f).
+func (s *Server) npm(c echo.Context) error {
+	rest := strings.TrimPrefix(c.Request().URL.Path, "/v1/npm/")
+	t, file, err := splitNPMPath(rest)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if file == "-/files" || file == "" {
+		var res *explore.ListResult
+		if globs := c.QueryParams()["glob"]; len(globs) > 0 {
+			res, err = s.svc.Glob(ctx, t, globs)
+		} else {
+			res, err = s.svc.List(ctx, t)
+		}
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, res)
+	}
+	f, body, o, err := s.svc.File(ctx, t, file)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("X-Pkgscope-Version", o.Version)
+	h.Set("ETag", `"sha256-`+hex.EncodeToString(f.Hash[:])+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	// Package files are untrusted: never let an HTML or SVG file run
+	// script in the mirror's origin.
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	if spec, _ := npmspec.ParseSpec(t.Version); spec.Kind == npmspec.Version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "public, max-age=300")
+	}
+	if match := c.Request().Header.Get("If-None-Match"); match != "" && match == h.Get("ETag") {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, contentType(f.Path, f.Binary), body)
+}
+
+// splitNPMPath splits "name@spec/path" (name possibly "@scope/name").
+func splitNPMPath(rest string) (explore.Target, string, error) {
+	var nameSpec, file string
+	segs := strings.SplitN(rest, "/", 3)
+	if strings.HasPrefix(rest, "@") {
+		if len(segs) < 2 {
+			return explore.Target{}, "", inputErr("url", "a scoped name needs /v1/npm/@scope/name[@version]/...")
+		}
+		nameSpec = segs[0] + "/" + segs[1]
+		if len(segs) == 3 {
+			file = segs[2]
+		}
+	} else {
+		nameSpec, file, _ = strings.Cut(rest, "/")
+	}
+	name, spec := nameSpec, ""
+	if i := strings.LastIndex(nameSpec, "@"); i > 0 {
+		name, spec = nameSpec[:i], nameSpec[i+1:]
+	}
+	if name == "" {
+		return explore.Target{}, "", inputErr("url", "missing package name: /v1/npm/{name}[@{version}]/-/files")
+	}
+	return explore.Target{PackageName: name, Version: spec}, file, nil
+}
+
+// contentType names what a package file is. Text gets a charset; script
+// types follow the WHATWG registry (text/javascript); TypeScript and other
+// source with no registered type are served as plain text.
+func contentType(p string, binary bool) string {
+	switch ext := strings.ToLower(path.Ext(p)); ext {
+	case ".js", ".mjs", ".cjs":
+		return "text/javascript; charset=utf-8"
+	case ".json", ".map":
+		return "application/json; charset=utf-8"
+	case ".md", ".markdown":
+		return "text/markdown; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".html", ".htm":
+		return "text/html; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".wasm":
+		return "application/wasm"
+	default:
+		if t := mime.TypeByExtension(ext); t != "" && !strings.HasPrefix(t, "text/") {
+			return t
+		}
+	}
+	if binary {
+		return "application/octet-stream"
+	}
+	return "text/plain; charset=utf-8"
+}

@@ -1,0 +1,352 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/pgtest"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// mirror is a running mirror against a fake registry, on one store kind.
+type mirror struct {
+	t   *testing.T
+	reg *fakeregistry.Registry
+	srv *httptest.Server
+}
+
+type storeKind string
+
+const (
+	embedded storeKind = "embedded"
+	pg       storeKind = "postgres"
+)
+
+func newMirror(t *testing.T, kind storeKind, tweak ...func(*config.Config)) *mirror {
+	t.Helper()
+	reg := fakeregistry.New(t)
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.ProjectDir = t.TempDir()
+	if kind == pg {
+		cfg.DatabaseURL = pgtest.URL(t)
+	}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	empty := filepath.Join(t.TempDir(), "npmrc")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"npm_config_registry":     reg.URL(),
+		"NPM_CONFIG_USERCONFIG":   empty,
+		"NPM_CONFIG_GLOBALCONFIG": empty,
+		"HOME":                    t.TempDir(),
+	}
+	a, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		a.Close()
+	})
+	return &mirror{t: t, reg: reg, srv: srv}
+}
+
+// explore posts body to /v1/explore and decodes the answer into out (when
+// not nil), returning the status and the raw body.
+func (m *mirror) explore(body string, out any) (int, []byte) {
+	m.t.Helper()
+	resp, err := http.Post(m.srv.URL+"/v1/explore", "application/json", strings.NewReader(body))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, out); err != nil {
+			m.t.Fatalf("decoding %s: %v", b, err)
+		}
+	}
+	return resp.StatusCode, b
+}
+
+func (m *mirror) get(path string) (*http.Response, []byte) {
+	m.t.Helper()
+	resp, err := http.Get(m.srv.URL + path)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+type listResult struct {
+	PackageName string   `json:"packageName"`
+	Version     string   `json:"version"`
+	Files       []string `json:"files"`
+}
+
+type readResult struct {
+	Content     string `json:"content"`
+	StartLine   int    `json:"startLine"`
+	EndLine     int    `json:"endLine"`
+	TotalLines  int    `json:"totalLines"`
+	Truncated   bool   `json:"truncated"`
+	TruncatedBy string `json:"truncatedBy"`
+	LinesCut    int    `json:"linesCut"`
+	Binary      bool   `json:"binary"`
+	Size        int64  `json:"size"`
+	Column      int    `json:"column"`
+	NextColumn  int    `json:"nextColumn"`
+	LineBytes   int    `json:"lineBytes"`
+}
+
+func forEachStore(t *testing.T, f func(t *testing.T, kind storeKind)) {
+	for _, kind := range []storeKind{embedded, pg} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			f(t, kind)
+		})
+	}
+}
+
+func TestListResolvesRangesAndTags(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kind storeKind) {
+		m := newMirror(t, kind)
+		for _, v := range []string{"1.0.0", "1.2.0", "1.3.0-beta.1", "2.0.0"} {
+			m.reg.Publish("icons", v, tarballtest.Package(t, map[string]string{
+				"package.json": `{"name":"icons","version":"` + v + `"}`,
+				"dist/v.txt":   v,
+			}))
+		}
+		m.reg.SetDistTag("icons", "latest", "1.2.0")
+		m.reg.SetDistTag("icons", "next", "1.3.0-beta.1")
+		cases := []struct{ spec, want string }{
+			{"", "1.2.0"},       // omitted: latest
+			{"latest", "1.2.0"}, // tag
+			{"next", "1.3.0-beta.1"},
+			{"^1.0.0", "1.2.0"}, // latest preferred when it satisfies
+			{"^2", "2.0.0"},     // latest does not satisfy: highest that does
+			{"1.0.0", "1.0.0"},  // exact
+			{">=1 <2", "1.2.0"}, // prerelease excluded from a plain range
+			{"1.0.0 - 1.1.0", "1.0.0"},
+		}
+		for _, tc := range cases {
+			var res listResult
+			status, body := m.explore(fmt.Sprintf(`{"action":"list","packageName":"icons","version":%q}`, tc.spec), &res)
+			if status != http.StatusOK || res.Version != tc.want {
+				t.Errorf("list icons@%q = %d %s, want version %s", tc.spec, status, body, tc.want)
+				continue
+			}
+			if strings.Join(res.Files, ",") != "dist/v.txt,package.json" {
+				t.Errorf("files = %q", res.Files)
+			}
+		}
+	})
+}
+
+func TestScopedPackageWithOwnTopFolder(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kind storeKind) {
+		m := newMirror(t, kind)
+		m.reg.Publish("@types/react", "19.1.0", tarballtest.PackageUnder(t, "react", map[string]string{
+			"index.d.ts":   "export {};\ndeclare const x: 1;\n",
+			"package.json": "{}",
+			"README.md":    "# types",
+		}))
+		var res listResult
+		if status, body := m.explore(`{"action":"list","packageName":"@types/react","version":"19"}`, &res); status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+		if got := strings.Join(res.Files, ","); got != "README.md,index.d.ts,package.json" {
+			t.Fatalf("files = %s (byte order, top folder stripped)", got)
+		}
+		resp, body := m.get("/v1/npm/@types/react@19/index.d.ts")
+		if resp.StatusCode != 200 || string(body) != "export {};\ndeclare const x: 1;\n" {
+			t.Fatalf("raw GET = %d %q", resp.StatusCode, body)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+			t.Errorf("Content-Type = %q", ct)
+		}
+		if v := resp.Header.Get("X-Pkgscope-Version"); v != "19.1.0" {
+			t.Errorf("X-Pkgscope-Version = %q", v)
+		}
+		resp, body = m.get("/v1/npm/@types%2freact@19.1.0/-/files")
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"index.d.ts"`)) {
+			t.Fatalf("escaped-scope list = %d %s", resp.StatusCode, body)
+		}
+	})
+}
+
+func TestGlob(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("lib", "1.0.0", tarballtest.Package(t, map[string]string{
+		"dist/a.d.ts": "", "dist/a.js": "", "dist/esm/b.d.ts": "", "src/c.ts": "", "README.md": "",
+	}))
+	var res listResult
+	status, body := m.explore(`{"action":"glob","packageName":"lib","patterns":["dist/**/*.d.ts","!dist/esm/**"]}`, &res)
+	if status != 200 || strings.Join(res.Files, ",") != "dist/a.d.ts" {
+		t.Fatalf("glob = %d %s", status, body)
+	}
+	status, body = m.explore(`{"action":"glob","packageName":"lib","patterns":"*.md"}`, &res)
+	if status != 200 || strings.Join(res.Files, ",") != "README.md" {
+		t.Fatalf("glob with a single string = %d %s", status, body)
+	}
+	resp, body := m.get("/v1/npm/lib@1.0.0/-/files?glob=src/**")
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"files":["src/c.ts"]`)) {
+		t.Fatalf("GET glob = %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestRead(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kind storeKind) {
+		m := newMirror(t, kind, func(c *config.Config) { c.MaxLineWidth = 10 })
+		long := strings.Repeat("0123456789", 3) + "é" // 32 bytes, a 2-byte rune at the end
+		m.reg.Publish("lib", "1.0.0", tarballtest.TGZ(t,
+			tarballtest.File("package/a.txt", "one\ntwo\nthree\n"),
+			tarballtest.File("package/min.js", long),
+			tarballtest.Bytes("package/img.png", []byte("\x89PNG\x00\x00\x01")),
+			tarballtest.File("package/empty", ""),
+		))
+		var r readResult
+		if status, body := m.explore(`{"action":"read","packageName":"lib","path":"/a.txt","offset":2,"limit":1}`, &r); status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+		if r.Content != "     2\ttwo" || r.StartLine != 2 || r.EndLine != 2 || r.TotalLines != 3 || !r.Truncated || r.TruncatedBy != "limit" {
+			t.Errorf("read a.txt 2:1 = %+v", r)
+		}
+		m.explore(`{"action":"read","packageName":"lib","path":"a.txt"}`, &r)
+		if r.Content != "     1\tone\n     2\ttwo\n     3\tthree" || r.Truncated {
+			t.Errorf("read a.txt = %+v", r)
+		}
+		m.explore(`{"action":"read","packageName":"lib","path":"min.js"}`, &r)
+		if !strings.HasPrefix(r.Content, "     1\t0123456789 [… line cut at 10 of 32 bytes; read the rest with offset=1, column=11]") || r.LinesCut != 1 {
+			t.Errorf("long line = %+v", r)
+		}
+		// Page through the line in windows until nextColumn is 0.
+		var got strings.Builder
+		for col := 1; col != 0; col = r.NextColumn {
+			r = readResult{}
+			if status, body := m.explore(fmt.Sprintf(`{"action":"read","packageName":"lib","path":"min.js","offset":1,"column":%d}`, col), &r); status != 200 {
+				t.Fatalf("window at %d: %d %s", col, status, body)
+			}
+			got.WriteString(strings.TrimPrefix(r.Content, "     1\t"))
+		}
+		if got.String() != long {
+			t.Errorf("windows rebuilt %q, want %q", got.String(), long)
+		}
+		r = readResult{}
+		m.explore(`{"action":"read","packageName":"lib","path":"img.png"}`, &r)
+		if !r.Binary || r.Size != 7 || r.Content != "" {
+			t.Errorf("binary = %+v", r)
+		}
+		m.explore(`{"action":"read","packageName":"lib","path":"empty"}`, &r)
+		if r.TotalLines != 0 || r.Content != "" {
+			t.Errorf("empty = %+v", r)
+		}
+	})
+}
+
+// TestErrors checks the status and code of every kind of bad request and
+// failure; the message must say what to fix.
+func TestErrors(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.MaxBodyBytes = 4096 })
+	m.reg.Publish("ok", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	m.reg.Publish("bad-integrity", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}),
+		fakeregistry.WithIntegrity("sha512-"+strings.Repeat("A", 86)+"=="))
+	m.reg.Publish("down", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	m.reg.Fail("down", http.StatusInternalServerError, "")
+	cases := []struct {
+		name, body string
+		status     int
+		code, msg  string
+	}{
+		{"malformed JSON", `{"action":`, 400, "bad_request", "not valid JSON"},
+		{"unknown field", `{"action":"list","packageName":"ok","pattern":"x","bogus":1}`, 400, "bad_request", `unknown field "bogus"`},
+		{"unknown action", `{"action":"cat","packageName":"ok"}`, 400, "bad_request", "unknown action"},
+		{"bad name", `{"action":"list","packageName":"../etc"}`, 400, "bad_request", "packageName"},
+		{"git spec", `{"action":"list","packageName":"ok","version":"git+ssh://x/y.git"}`, 400, "bad_request", "version"},
+		{"url spec", `{"action":"list","packageName":"ok","version":"https://example.invalid/x.tgz"}`, 400, "bad_request", "version"},
+		{"traversal", `{"action":"read","packageName":"ok","path":"../../etc/passwd"}`, 400, "bad_request", "path"},
+		{"bad glob", `{"action":"glob","packageName":"ok","patterns":["[a"]}`, 400, "bad_request", "glob"},
+		{"no such package", `{"action":"list","packageName":"nope"}`, 404, "not_found", "nope"},
+		{"no such version", `{"action":"list","packageName":"ok","version":"^9"}`, 404, "no_matching_version", "^9"},
+		{"no such file", `{"action":"read","packageName":"ok","path":"b.js"}`, 404, "not_found", "b.js"},
+		{"limit over max", `{"action":"read","packageName":"ok","path":"a.js","limit":1000000}`, 422, "limit_exceeded", "max-read-limit"},
+		{"upstream down", `{"action":"list","packageName":"down"}`, 503, "upstream_unavailable", "500"},
+		{"integrity mismatch", `{"action":"list","packageName":"bad-integrity"}`, 502, "upstream_integrity", "integrity"},
+		{"body too large", `{"action":"list","packageName":"` + strings.Repeat("a", 5000) + `"}`, 413, "body_too_large", "max-body-bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := m.explore(tc.body, nil)
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("error body %q is not the JSON shape: %v", body, err)
+			}
+			if status != tc.status || e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.msg) {
+				t.Errorf("got %d %s, want %d %s containing %q", status, body, tc.status, tc.code, tc.msg)
+			}
+		})
+	}
+	// An upstream failure answers Retry-After, and is not remembered: once
+	// the registry is back, the same request succeeds.
+	resp, err := http.Post(m.srv.URL+"/v1/explore", "application/json", strings.NewReader(`{"action":"list","packageName":"down"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Retry-After") == "" {
+		t.Errorf("503 without Retry-After")
+	}
+	m.reg.Fail("down", 0, "")
+	if status, body := m.explore(`{"action":"list","packageName":"down"}`, nil); status != 200 {
+		t.Errorf("after recovery: %d %s", status, body)
+	}
+}
+
+// TestColdStampedeFetchesOnce: concurrent requests for one cold version
+// download its tarball once (in-process single-flight).
+func TestColdStampedeFetchesOnce(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("hot", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	release := m.reg.Hold("hot")
+	const n = 20
+	var wg sync.WaitGroup
+	statuses := make(chan int, n)
+	for range n {
+		wg.Go(func() {
+			status, _ := m.explore(`{"action":"list","packageName":"hot","version":"1.0.0"}`, nil)
+			statuses <- status
+		})
+	}
+	release()
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != 200 {
+			t.Errorf("status %d", s)
+		}
+	}
+	if got := m.reg.TarballDownloads("hot", "1.0.0"); got != 1 {
+		t.Errorf("tarball downloaded %d times, want 1", got)
+	}
+}

@@ -1,0 +1,65 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/semver"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// Class is how an error is reported to a caller, whatever the transport.
+type Class struct {
+	Status     int           // HTTP status
+	Code       string        // stable machine-readable code
+	RetryAfter time.Duration // set for 503s: when to try again
+}
+
+// Classify maps an error from any layer to its Class. This is the one
+// place errors become statuses (STYLE §7); an upstream failure is never a
+// 404 (§8): only a genuine "no such package/version/file" is.
+func Classify(err error) Class {
+	var (
+		in   *InputError
+		nf   *NotFoundError
+		lim  *LimitError
+		unav *upstream.UnavailableError
+	)
+	switch {
+	case errors.As(err, &in):
+		return Class{Status: http.StatusBadRequest, Code: "bad_request"}
+	case errors.As(err, &lim):
+		return Class{Status: http.StatusUnprocessableEntity, Code: "limit_exceeded"}
+	case errors.Is(err, ingest.ErrUnsupported):
+		return Class{Status: http.StatusUnprocessableEntity, Code: "package_unsupported"}
+	case errors.Is(err, ingest.ErrLimit):
+		return Class{Status: http.StatusUnprocessableEntity, Code: "package_too_large"}
+	case errors.As(err, &nf), errors.Is(err, upstream.ErrNotFound):
+		return Class{Status: http.StatusNotFound, Code: "not_found"}
+	case errors.Is(err, semver.ErrNoMatch):
+		return Class{Status: http.StatusNotFound, Code: "no_matching_version"}
+	case errors.As(err, &unav):
+		ra := unav.RetryAfter
+		if ra <= 0 {
+			ra = 30 * time.Second
+		}
+		return Class{Status: http.StatusServiceUnavailable, Code: "upstream_unavailable", RetryAfter: ra}
+	case errors.Is(err, upstream.ErrIntegrity):
+		return Class{Status: http.StatusBadGateway, Code: "upstream_integrity"}
+	case errors.Is(err, upstream.ErrTooLarge):
+		return Class{Status: http.StatusUnprocessableEntity, Code: "package_too_large"}
+	case errors.Is(err, ingest.ErrBadArchive):
+		return Class{Status: http.StatusBadGateway, Code: "upstream_bad_archive"}
+	case errors.Is(err, store.ErrNotFound):
+		// A version vanished between resolve and read, or a blob is
+		// missing: the store is inconsistent, not the caller wrong.
+		return Class{Status: http.StatusInternalServerError, Code: "internal"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return Class{Status: http.StatusServiceUnavailable, Code: "timeout", RetryAfter: 10 * time.Second}
+	}
+	return Class{Status: http.StatusInternalServerError, Code: "internal"}
+}

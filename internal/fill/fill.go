@@ -1,0 +1,169 @@
+// Package fill is the miss path: it brings a package version that the store
+// does not have into it, once, however many callers ask at the same moment.
+//
+// The path is a chain of small Fillers, each wrapping the next (as athens'
+// stasher does), wired in one place, New:
+//
+//	store hit → in-process single-flight → store re-check → fetch
+//
+// where fetch is: packument entry → declared-size check → tarball download
+// and integrity check (upstream) → unpack and store (ingest) → commit.
+// Later links (a Redis lock across replicas, a jsDelivr fallback, indexing)
+// join the chain here without touching its neighbours.
+package fill
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// Filler brings name@version into the store.
+type Filler interface {
+	// Fill returns nil once name@version is ready in the store.
+	Fill(ctx context.Context, name, version string) error
+}
+
+// FillerFunc adapts a function to Filler.
+type FillerFunc func(ctx context.Context, name, version string) error
+
+// Fill calls f.
+func (f FillerFunc) Fill(ctx context.Context, name, version string) error {
+	return f(ctx, name, version)
+}
+
+// Registry is what the fetch link needs from the upstream client.
+type Registry interface {
+	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+	CachedVersion(name, version string) (upstream.PackumentVersion, bool)
+	Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error)
+}
+
+// Options configure the chain.
+type Options struct {
+	// Timeout bounds one fill. The fill runs detached from the request
+	// that started it (STYLE §11), so one caller giving up does not fail
+	// the others waiting on the same version.
+	Timeout time.Duration
+	Ingest  ingest.Limits
+	Logger  *slog.Logger
+}
+
+// New wires the miss path over st and reg.
+func New(st store.Store, reg Registry, opt Options) Filler {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	var f Filler = &fetch{st: st, reg: reg, lim: opt.Ingest, log: opt.Logger}
+	f = storeHit(st, f) // re-check: another flight may have filled it meanwhile
+	f = &singleFlight{next: f, timeout: opt.Timeout}
+	return storeHit(st, f)
+}
+
+// storeHit answers from the store when the version is ready there.
+func storeHit(st store.VersionReader, next Filler) Filler {
+	return FillerFunc(func(ctx context.Context, name, version string) error {
+		v, err := st.Version(ctx, name, version)
+		switch {
+		case err == nil && v.State == store.StateReady:
+			return nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("checking the store: %w", err)
+		}
+		return next.Fill(ctx, name, version)
+	})
+}
+
+// singleFlight joins concurrent fills of one version into one.
+type singleFlight struct {
+	g       singleflight.Group
+	next    Filler
+	timeout time.Duration
+}
+
+func (s *singleFlight) Fill(ctx context.Context, name, version string) error {
+	ch := s.g.DoChan(name+"@"+version, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		return nil, s.next.Fill(fctx, name, version)
+	})
+	select {
+	case r := <-ch:
+		return r.Err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fetch downloads, verifies, unpacks and commits one version.
+type fetch struct {
+	st  store.Store
+	reg Registry
+	lim ingest.Limits
+	log *slog.Logger
+}
+
+func (f *fetch) Fill(ctx context.Context, name, version string) error {
+	pv, ok := f.reg.CachedVersion(name, version)
+	if !ok {
+		p, err := f.reg.Packument(ctx, name)
+		if err != nil {
+			return err
+		}
+		if pv, ok = p.Versions[version]; !ok {
+			return fmt.Errorf("%s has no version %s: %w", name, version, upstream.ErrNotFound)
+		}
+	}
+	start := time.Now()
+	err := f.ingest(ctx, name, version, pv)
+	if err != nil && permanent(err) {
+		// Recorded so operators can see why; a later request tries again.
+		if merr := f.st.MarkFailed(context.WithoutCancel(ctx), name, version, err.Error()); merr != nil {
+			f.log.Error("recording a failed ingest", "package", name, "version", version, "err", merr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	f.log.Info("ingested", "package", name, "version", version, "duration", time.Since(start))
+	return nil
+}
+
+func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.PackumentVersion) error {
+	if err := ingest.CheckDeclared(pv.Dist.UnpackedSize, pv.Dist.FileCount, f.lim); err != nil {
+		return err
+	}
+	tgz, err := f.reg.Tarball(ctx, name, pv)
+	if err != nil {
+		return err
+	}
+	integrity := pv.Dist.Integrity
+	if integrity == "" {
+		// Old versions carry only a sha1 hex shasum: record it as SRI.
+		if sum, err := hex.DecodeString(pv.Dist.Shasum); err == nil {
+			integrity = "sha1-" + base64.StdEncoding.EncodeToString(sum)
+		}
+	}
+	_, err = ingest.Ingest(ctx, f.st, name, version, integrity, tgz, f.lim)
+	if errors.Is(err, store.ErrExists) {
+		return nil // another replica or flight committed the same bytes first
+	}
+	return err
+}
+
+// permanent reports errors that will recur on retry with the same bytes.
+func permanent(err error) bool {
+	return errors.Is(err, upstream.ErrIntegrity) || errors.Is(err, upstream.ErrTooLarge) ||
+		errors.Is(err, ingest.ErrLimit) || errors.Is(err, ingest.ErrBadArchive) ||
+		errors.Is(err, ingest.ErrUnsupported)
+}

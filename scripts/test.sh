@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The test command (README.md, .ci/run): makes sure Postgres and Redis are
+# up, then runs every Go test. Tests use both for real; where a service is
+# not running and cannot be started from installed binaries, this fails
+# with a message saying what to do — it never skips.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pg_url=${PKGSCOPE_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+redis_addr=${PKGSCOPE_TEST_REDIS_ADDR:-127.0.0.1:6379}
+
+pg_up() { pg_isready -q -d "$pg_url" 2>/dev/null; }
+if ! pg_up; then
+  if command -v pg_ctlcluster >/dev/null && ls /etc/postgresql >/dev/null 2>&1; then
+    echo "test.sh: starting PostgreSQL from the installed cluster"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+    for _ in $(seq 1 30); do pg_up && break; sleep 1; done
+  fi
+  if ! pg_up; then
+    echo "test.sh: PostgreSQL is not reachable at $pg_url and could not be started." >&2
+    echo "  Install and start it (Debian: apt-get install postgresql), or point PKGSCOPE_TEST_DATABASE_URL at one." >&2
+    exit 1
+  fi
+fi
+
+redis_up() { redis-cli -h "${redis_addr%:*}" -p "${redis_addr##*:}" ping 2>/dev/null | grep -q PONG; }
+if ! redis_up; then
+  if command -v redis-server >/dev/null; then
+    echo "test.sh: starting redis-server"
+    redis-server --daemonize yes --bind 127.0.0.1 --port "${redis_addr##*:}" --save "" --appendonly no >/dev/null
+    for _ in $(seq 1 30); do redis_up && break; sleep 0.2; done
+  fi
+  if ! redis_up; then
+    echo "test.sh: Redis is not reachable at $redis_addr and could not be started." >&2
+    echo "  Install and start it (Debian: apt-get install redis-server), or set PKGSCOPE_TEST_REDIS_ADDR." >&2
+    exit 1
+  fi
+fi
+
+export PKGSCOPE_TEST_DATABASE_URL="$pg_url" PKGSCOPE_TEST_REDIS_ADDR="$redis_addr"
+go vet ./...
+go test -count=1 -timeout 12m "$@" ./...
