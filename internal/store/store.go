@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -27,6 +28,10 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrExists: CommitVersion for a version that is already ready.
 	ErrExists = errors.New("already exists")
+	// ErrMissingBlob: CommitVersion named a file whose hash was never
+	// stored with PutBlobs. It is an ingest bug, not a missing version, so
+	// it deliberately does not match ErrNotFound.
+	ErrMissingBlob = errors.New("file body not stored")
 )
 
 // Hash is a sha256 digest of a file body.
@@ -89,6 +94,35 @@ type NewVersion struct {
 	Files     []File
 }
 
+// Validate checks what CommitVersion requires of v's shape: a name and
+// version, and files sorted by Path in strict byte order (so no duplicate
+// paths) with non-negative sizes. Both stores call it first, so a bad
+// NewVersion fails the same way on each, before any database work.
+func (v NewVersion) Validate() error {
+	if v.Name == "" || v.Version == "" {
+		return fmt.Errorf("store: version %q@%q: name and version are required", v.Name, v.Version)
+	}
+	for i, f := range v.Files {
+		if f.Size < 0 {
+			return fmt.Errorf("store: %s@%s: file %q has negative size %d", v.Name, v.Version, f.Path, f.Size)
+		}
+		if i > 0 && v.Files[i-1].Path >= f.Path {
+			return fmt.Errorf("store: %s@%s: files not in strict path order at %d: %q then %q",
+				v.Name, v.Version, i, v.Files[i-1].Path, f.Path)
+		}
+	}
+	return nil
+}
+
+// TotalBytes is the sum of the files' sizes.
+func (v NewVersion) TotalBytes() int64 {
+	var n int64
+	for _, f := range v.Files {
+		n += f.Size
+	}
+	return n
+}
+
 // VersionReader looks up versions and their file lists.
 type VersionReader interface {
 	// Version returns the state of name@version, ready or failed.
@@ -119,10 +153,15 @@ type Writer interface {
 	// CommitVersion makes a version and all its files visible atomically.
 	// It returns ErrExists when the version is already ready (the caller
 	// lost a race with another ingest of the same bytes, which is fine). A
-	// failed record of the same version is replaced.
+	// failed record of the same version is replaced. It returns an error
+	// wrapping ErrMissingBlob, and records nothing, when any file's Hash
+	// is not stored; and a plain error when v fails NewVersion.Validate.
+	// Of concurrent commits of one version exactly one succeeds; the
+	// others get ErrExists.
 	CommitVersion(ctx context.Context, v NewVersion) error
 	// MarkFailed records that an ingest of name@version failed and why.
-	// It never overwrites a ready version.
+	// It never overwrites a ready version: then it changes nothing and
+	// returns nil. Marking a failed version again replaces the reason.
 	MarkFailed(ctx context.Context, name, version, reason string) error
 }
 

@@ -1,0 +1,211 @@
+// Package postgres is the org-wide store.Store on Postgres (15 or later),
+// shared by every pkgscope replica. Open migrates the schema (goose, under
+// an advisory lock so replicas starting together migrate once) and serves
+// from a pgx pool.
+//
+// Tables (migrations/postgres): blobs holds each body once, keyed by sha256
+// and zstd-compressed; versions has one row per name@version attempted;
+// files lists a ready version's files by path (bytea, byte order).
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
+)
+
+// Options tunes a Store. A zero field takes its default.
+type Options struct {
+	// MaxConns caps the connection pool. Default 10: a replica's work is
+	// short queries plus one COPY per commit, and Postgres' default
+	// max_connections (100) is shared by every replica.
+	MaxConns int32
+	// MigrationLockTimeout bounds how long Open waits for another
+	// replica's migration to finish. Default 5 minutes (goose's default).
+	MigrationLockTimeout time.Duration
+	// PutBlobsBatchBytes is how many bytes of stored (compressed) bodies
+	// one INSERT statement carries. Default 8 MiB: large enough that a
+	// typical package (a few MB compressed) goes in one round trip, small
+	// enough that a package of 100 MB bodies does not build one huge
+	// message in memory.
+	PutBlobsBatchBytes int
+	// Codec says when and how to compress bodies.
+	Codec blobcodec.Config
+}
+
+// DefaultOptions returns the defaults documented on Options.
+func DefaultOptions() Options {
+	return Options{
+		MaxConns:             10,
+		MigrationLockTimeout: 5 * time.Minute,
+		PutBlobsBatchBytes:   8 << 20,
+		Codec:                blobcodec.DefaultConfig(),
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.MaxConns == 0 {
+		o.MaxConns = d.MaxConns
+	}
+	if o.MigrationLockTimeout == 0 {
+		o.MigrationLockTimeout = d.MigrationLockTimeout
+	}
+	if o.PutBlobsBatchBytes == 0 {
+		o.PutBlobsBatchBytes = d.PutBlobsBatchBytes
+	}
+	return o
+}
+
+// Store is a store.Store on Postgres. It is safe for concurrent use.
+type Store struct {
+	pool  *pgxpool.Pool
+	coder *blobcodec.Coder
+	opts  Options
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at url (a postgres:// URL or key=value
+// string; a search_path parameter selects the schema), applies pending
+// migrations, and returns a Store. Close it when done.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if opts.MaxConns < 1 || opts.PutBlobsBatchBytes < 1 || opts.MigrationLockTimeout < time.Second {
+		return nil, fmt.Errorf("postgres: invalid options %+v", opts)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse database URL: %w", err)
+	}
+	cfg.MaxConns = opts.MaxConns
+	if err := migrate(ctx, cfg.ConnConfig.Copy(), opts.MigrationLockTimeout); err != nil {
+		return nil, err
+	}
+	coder, err := blobcodec.New(opts.Codec)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		coder.Close()
+		return nil, fmt.Errorf("postgres: open pool: %w", err)
+	}
+	return &Store{pool: pool, coder: coder, opts: opts}, nil
+}
+
+// Close releases the pool. It waits for connections in use to be returned.
+func (s *Store) Close() error {
+	s.pool.Close()
+	s.coder.Close()
+	return nil
+}
+
+// interpretError turns the driver errors the store contract names into
+// store's sentinels; anything else passes through. Callers wrap the result
+// with what they were doing.
+func interpretError(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "23505": // unique_violation
+			return fmt.Errorf("%w: %s", store.ErrExists, pgErr.Detail)
+		case pgErr.Code == "23503" && pgErr.ConstraintName == "files_hash_fkey": // foreign_key_violation
+			return fmt.Errorf("%w: %s", store.ErrMissingBlob, pgErr.Detail)
+		}
+	}
+	return err
+}
+
+// Version implements store.VersionReader.
+func (s *Store) Version(ctx context.Context, name, version string) (store.Version, error) {
+	v := store.Version{Name: name, Version: version}
+	var state string
+	err := s.pool.QueryRow(ctx, `
+		SELECT integrity, state, reason, file_count, total_bytes, created_at
+		FROM versions WHERE name = $1 AND version = $2`, name, version,
+	).Scan(&v.Integrity, &state, &v.Reason, &v.FileCount, &v.TotalBytes, &v.CreatedAt)
+	if err != nil {
+		return store.Version{}, fmt.Errorf("postgres: look up %s@%s: %w", name, version, interpretError(err))
+	}
+	v.State = store.VersionState(state)
+	return v, nil
+}
+
+// Files implements store.VersionReader.
+func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, error) {
+	var id int64
+	var count int
+	err := s.pool.QueryRow(ctx, `
+		SELECT id, file_count FROM versions
+		WHERE name = $1 AND version = $2 AND state = 'ready'`, name, version,
+	).Scan(&id, &count)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, interpretError(err))
+	}
+	// A ready version's rows never change, so reading them outside the
+	// transaction that found the id is consistent.
+	rows, err := s.pool.Query(ctx, `
+		SELECT path, hash, size, is_binary FROM files
+		WHERE version_id = $1 ORDER BY path`, id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, interpretError(err))
+	}
+	defer rows.Close()
+	files := make([]store.File, 0, count)
+	var path, hash []byte
+	for rows.Next() {
+		var f store.File
+		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary); err != nil {
+			return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, err)
+		}
+		if len(hash) != len(f.Hash) {
+			return nil, fmt.Errorf("postgres: files of %s@%s: %q has a %d-byte hash", name, version, path, len(hash))
+		}
+		f.Path = string(path)
+		copy(f.Hash[:], hash)
+		files = append(files, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, interpretError(err))
+	}
+	return files, nil
+}
+
+// Blob implements store.BlobReader.
+func (s *Store) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
+	var size int64
+	var codec int16
+	var data []byte
+	err := s.pool.QueryRow(ctx, `SELECT size, codec, data FROM blobs WHERE hash = $1`, h[:]).
+		Scan(&size, &codec, &data)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read blob %x: %w", h, interpretError(err))
+	}
+	body, err := s.coder.Decode(blobcodec.Codec(codec), size, data)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read blob %x: %w", h, err)
+	}
+	return body, nil
+}
+
+// BlobCount returns how many distinct bodies are stored. Tests use it to
+// check deduplication; it scans the blobs table.
+func (s *Store) BlobCount(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM blobs`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres: count blobs: %w", interpretError(err))
+	}
+	return n, nil
+}

@@ -1,0 +1,291 @@
+// Package sqlite is the embedded store.Store: one SQLite file
+// (pkgscope.db) in a directory, through the pure-Go modernc.org/sqlite
+// driver, so a single pkgscope binary runs with no services and no cgo.
+//
+// SQLite allows one writer at a time, so the Store keeps two pools on the
+// file: a one-connection writer whose transactions begin IMMEDIATE (taking
+// the write lock up front, so two writers never deadlock upgrading a read
+// lock), and a pool of query-only readers, which WAL mode lets run
+// alongside the writer. Bodies are compressed before the writer is taken,
+// so the write lock is held only for inserts.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
+	"github.com/pkgscope/pkgscope/migrations"
+)
+
+// FileName is the database file Open creates in its directory.
+const FileName = "pkgscope.db"
+
+// Options tunes a Store. A zero field takes its default.
+type Options struct {
+	// ReadConns caps the reader pool. Default GOMAXPROCS (at least 4):
+	// reads are CPU-bound in the driver, so more connections than cores
+	// only queue.
+	ReadConns int
+	// BusyTimeout is how long a statement waits for a lock held by another
+	// connection or process before failing with SQLITE_BUSY. Default 5 s,
+	// well above the longest write (a commit of ~9,000 file rows takes
+	// tens of milliseconds).
+	BusyTimeout time.Duration
+	// PutBlobsBatchBytes is how many bytes of stored (compressed) bodies
+	// one write transaction inserts before committing and letting other
+	// writers in. Default 32 MiB.
+	PutBlobsBatchBytes int
+	// Codec says when and how to compress bodies.
+	Codec blobcodec.Config
+}
+
+// DefaultOptions returns the defaults documented on Options.
+func DefaultOptions() Options {
+	return Options{
+		ReadConns:          max(4, runtime.GOMAXPROCS(0)),
+		BusyTimeout:        5 * time.Second,
+		PutBlobsBatchBytes: 32 << 20,
+		Codec:              blobcodec.DefaultConfig(),
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.ReadConns == 0 {
+		o.ReadConns = d.ReadConns
+	}
+	if o.BusyTimeout == 0 {
+		o.BusyTimeout = d.BusyTimeout
+	}
+	if o.PutBlobsBatchBytes == 0 {
+		o.PutBlobsBatchBytes = d.PutBlobsBatchBytes
+	}
+	return o
+}
+
+// Store is a store.Store in one SQLite file. It is safe for concurrent
+// use within one process; several processes may share the file, but
+// writes then queue on SQLite's file lock up to BusyTimeout.
+type Store struct {
+	w     *sql.DB // the single writer connection
+	r     *sql.DB // query-only readers
+	coder *blobcodec.Coder
+	opts  Options
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed, mode 0700) the directory dir and the
+// database file FileName in it, applies pending migrations, and returns a
+// Store. Close it when done.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if opts.ReadConns < 1 || opts.BusyTimeout < 0 || opts.PutBlobsBatchBytes < 1 {
+		return nil, fmt.Errorf("sqlite: invalid options %+v", opts)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: create store directory: %w", err)
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s := &Store{opts: opts}
+	if s.coder, err = blobcodec.New(opts.Codec); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s.w, err = sql.Open("sqlite", dsn(abs, opts, false))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	// Keep the writer open: reopening would rerun the pragmas and, for
+	// the last connection to the file, checkpoint the WAL.
+	s.w.SetConnMaxIdleTime(0)
+	s.w.SetConnMaxLifetime(0)
+
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.w, migrations.SQLite)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: migrate %s: %w", abs, err)
+	}
+
+	s.r, err = sql.Open("sqlite", dsn(abs, opts, true))
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	s.r.SetMaxOpenConns(opts.ReadConns)
+	s.r.SetMaxIdleConns(opts.ReadConns)
+	if err := s.r.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// dsn is the driver's connection string for the file at abs. Every
+// connection gets busy_timeout and foreign_keys (both per connection in
+// SQLite); the writer also sets WAL (persistent in the file) and
+// synchronous=NORMAL, which in WAL mode still never corrupts the file and
+// only risks losing the last commits on power loss, not on a crash.
+func dsn(abs string, opts Options, readOnly bool) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(opts.BusyTimeout.Milliseconds()))
+	q.Set("_foreign_keys", "1")
+	if readOnly {
+		q.Set("_query_only", "1")
+	} else {
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "NORMAL")
+		q.Set("_txlock", "immediate")
+	}
+	// A file: URI with the path escaped, so a directory name holding '?'
+	// or '#' cannot be read as the start of the parameters.
+	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+}
+
+// Close closes both pools. It waits for statements in progress.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.coder != nil {
+		s.coder.Close()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// interpretError turns the driver errors the store contract names into
+// store's sentinels; anything else passes through. Callers wrap the result
+// with what they were doing.
+func interpretError(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %s", store.ErrExists, se.Error())
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			// Only files has foreign keys, and its version_id is
+			// always the row just inserted: the hash is what failed.
+			return store.ErrMissingBlob
+		}
+	}
+	return err
+}
+
+// Version implements store.VersionReader.
+func (s *Store) Version(ctx context.Context, name, version string) (store.Version, error) {
+	v := store.Version{Name: name, Version: version}
+	var state string
+	var created int64
+	err := s.r.QueryRowContext(ctx, `
+		SELECT integrity, state, reason, file_count, total_bytes, created_at
+		FROM versions WHERE name = ? AND version = ?`, name, version,
+	).Scan(&v.Integrity, &state, &v.Reason, &v.FileCount, &v.TotalBytes, &created)
+	if err != nil {
+		return store.Version{}, fmt.Errorf("sqlite: look up %s@%s: %w", name, version, interpretError(err))
+	}
+	v.State = store.VersionState(state)
+	v.CreatedAt = time.UnixMicro(created)
+	return v, nil
+}
+
+// Files implements store.VersionReader.
+func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, error) {
+	// One read transaction, so the id and the rows come from one snapshot.
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, err)
+	}
+	defer tx.Rollback()
+	var id int64
+	var count int
+	err = tx.QueryRowContext(ctx, `
+		SELECT id, file_count FROM versions
+		WHERE name = ? AND version = ? AND state = 'ready'`, name, version,
+	).Scan(&id, &count)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, interpretError(err))
+	}
+	rows, err := tx.QueryContext(ctx, `
+		SELECT path, hash, size, is_binary FROM files
+		WHERE version_id = ? ORDER BY path`, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, interpretError(err))
+	}
+	defer rows.Close()
+	files := make([]store.File, 0, count)
+	var path, hash sql.RawBytes
+	for rows.Next() {
+		var f store.File
+		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary); err != nil {
+			return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, err)
+		}
+		if len(hash) != len(f.Hash) {
+			return nil, fmt.Errorf("sqlite: files of %s@%s: %q has a %d-byte hash", name, version, path, len(hash))
+		}
+		f.Path = string(path)
+		copy(f.Hash[:], hash)
+		files = append(files, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, interpretError(err))
+	}
+	return files, nil
+}
+
+// Blob implements store.BlobReader.
+func (s *Store) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
+	var size int64
+	var codec int16
+	var data []byte
+	err := s.r.QueryRowContext(ctx, `SELECT size, codec, data FROM blobs WHERE hash = ?`, h[:]).
+		Scan(&size, &codec, &data)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read blob %x: %w", h, interpretError(err))
+	}
+	body, err := s.coder.Decode(blobcodec.Codec(codec), size, data)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read blob %x: %w", h, err)
+	}
+	return body, nil
+}
+
+// BlobCount returns how many distinct bodies are stored. Tests use it to
+// check deduplication; it scans the blobs table's index.
+func (s *Store) BlobCount(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM blobs`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: count blobs: %w", interpretError(err))
+	}
+	return n, nil
+}

@@ -1,0 +1,233 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// lookupChunk is how many hashes one "WHERE hash IN (...)" query checks.
+// SQLite allows 32,766 parameters; 500 keeps each statement small while a
+// 5,000-file package needs only 10 queries.
+const lookupChunk = 500
+
+// PutBlobs implements store.Writer.
+//
+// Bodies already stored are found first on a reader and skipped; the rest
+// are compressed before the writer is taken, then inserted (INSERT ... ON
+// CONFLICT DO NOTHING, so a body another ingest stored meanwhile is a
+// no-op) in transactions of at most PutBlobsBatchBytes.
+func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	blobs = sortedUnique(blobs)
+	stored, err := s.storedHashes(ctx, blobs)
+	if err != nil {
+		return fmt.Errorf("sqlite: put blobs: find stored: %w", err)
+	}
+	var batch []row
+	batchBytes := 0
+	for _, b := range blobs {
+		if stored[b.Hash] {
+			continue
+		}
+		codec, data := s.coder.Encode(b.Data)
+		batch = append(batch, row{b.Hash, int64(len(b.Data)), int16(codec), data})
+		batchBytes += len(data)
+		if batchBytes >= s.opts.PutBlobsBatchBytes {
+			if err := s.insertBlobs(ctx, batch); err != nil {
+				return err
+			}
+			batch, batchBytes = batch[:0], 0
+		}
+	}
+	return s.insertBlobs(ctx, batch)
+}
+
+// row is one encoded blob ready to insert.
+type row struct {
+	hash  store.Hash
+	size  int64
+	codec int16
+	data  []byte
+}
+
+// storedHashes returns which of blobs' hashes are already stored.
+func (s *Store) storedHashes(ctx context.Context, blobs []store.Blob) (map[store.Hash]bool, error) {
+	stored := make(map[store.Hash]bool)
+	for chunk := range slices.Chunk(blobs, lookupChunk) {
+		args := make([]any, len(chunk))
+		for i := range chunk {
+			args[i] = chunk[i].Hash[:]
+		}
+		q := `SELECT hash FROM blobs WHERE hash IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
+		rows, err := s.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		var h sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			stored[store.Hash(h)] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, interpretError(err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, interpretError(err)
+		}
+	}
+	return stored, nil
+}
+
+// insertBlobs inserts rows in one write transaction.
+func (s *Store) insertBlobs(ctx context.Context, rows []row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `
+			INSERT INTO blobs (hash, size, codec, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (hash) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, r := range rows {
+			if _, err := stmt.ExecContext(ctx, r.hash[:], r.size, r.codec, r.data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: put %d blobs: %w", len(rows), interpretError(err))
+	}
+	return nil
+}
+
+// write runs fn in a transaction on the writer (BEGIN IMMEDIATE), committing
+// if fn returns nil.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return errors.Join(err, ignoreDone(tx.Rollback()))
+	}
+	return tx.Commit()
+}
+
+// ignoreDone drops the error Rollback returns when the driver already
+// ended the transaction.
+func ignoreDone(err error) error {
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
+
+// sortedUnique returns blobs sorted by hash with duplicates dropped,
+// without modifying the caller's slice. Sorted keys insert into the
+// blobs index in order, touching each b-tree page once.
+func sortedUnique(blobs []store.Blob) []store.Blob {
+	out := slices.Clone(blobs)
+	slices.SortFunc(out, func(a, b store.Blob) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
+	return slices.CompactFunc(out, func(a, b store.Blob) bool { return a.Hash == b.Hash })
+}
+
+// CommitVersion implements store.Writer. It runs one write transaction:
+// an upsert of the version row that only takes over a missing or failed
+// row, then every file row. Foreign keys check each file's body exists.
+// Writers are serialised (one connection, BEGIN IMMEDIATE), so of two
+// commits of one version the second sees a ready row and gets ErrExists.
+func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	now := time.Now().UnixMicro()
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `
+			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes, created_at, updated_at)
+			VALUES (?, ?, 'ready', ?, ?, ?, ?, ?)
+			ON CONFLICT (name, version) DO UPDATE
+			SET state = 'ready', reason = '', integrity = excluded.integrity,
+			    file_count = excluded.file_count, total_bytes = excluded.total_bytes,
+			    updated_at = excluded.updated_at
+			WHERE versions.state <> 'ready'
+			RETURNING id`,
+			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(), now, now,
+		).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrExists
+		}
+		if err != nil {
+			return fmt.Errorf("record version: %w", interpretError(err))
+		}
+		if err := insertFiles(ctx, tx, id, v.Files); err != nil {
+			return fmt.Errorf("record %d files: %w", len(v.Files), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: commit %s@%s: %w", v.Name, v.Version, err)
+	}
+	return nil
+}
+
+// insertFiles inserts a version's file rows with one prepared statement.
+// Multi-row INSERTs of 200 rows were measured at ~18 ms against ~25 ms for
+// 5,000 files; a commit happens once per version, so the simpler loop,
+// which can name the file whose body is missing, was kept.
+func insertFiles(ctx context.Context, tx *sql.Tx, id int64, files []store.File) error {
+	stmt, err := tx.PrepareContext(ctx,
+		`INSERT INTO files (version_id, path, hash, size, is_binary) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := range files {
+		f := &files[i]
+		if _, err := stmt.ExecContext(ctx, id, []byte(f.Path), f.Hash[:], f.Size, f.Binary); err != nil {
+			err = interpretError(err)
+			if errors.Is(err, store.ErrMissingBlob) {
+				return fmt.Errorf("%w: %q (sha256 %x)", err, f.Path, f.Hash)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// MarkFailed implements store.Writer. The upsert's WHERE leaves a ready
+// row untouched.
+func (s *Store) MarkFailed(ctx context.Context, name, version, reason string) error {
+	now := time.Now().UnixMicro()
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO versions (name, version, state, reason, created_at, updated_at)
+			VALUES (?, ?, 'failed', ?, ?, ?)
+			ON CONFLICT (name, version) DO UPDATE
+			SET reason = excluded.reason, updated_at = excluded.updated_at
+			WHERE versions.state = 'failed'`,
+			name, version, reason, now, now)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: mark %s@%s failed: %w", name, version, interpretError(err))
+	}
+	return nil
+}
