@@ -22,7 +22,7 @@ import (
 
 // mirror is a running mirror against a fake registry, on one store kind.
 type mirror struct {
-	t   *testing.T
+	t   testing.TB
 	reg *fakeregistry.Registry
 	srv *httptest.Server
 }
@@ -34,7 +34,7 @@ const (
 	pg       storeKind = "postgres"
 )
 
-func newMirror(t *testing.T, kind storeKind, tweak ...func(*config.Config)) *mirror {
+func newMirror(t testing.TB, kind storeKind, tweak ...func(*config.Config)) *mirror {
 	t.Helper()
 	reg := fakeregistry.New(t)
 	cfg := config.Default()
