@@ -44,6 +44,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.JSONSerializer = jsonSerializer{}
 	e.Use(middleware.RequestID())
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,

@@ -223,6 +223,7 @@ func TestRead(t *testing.T) {
 			tarballtest.File("package/min.js", long),
 			tarballtest.Bytes("package/img.png", []byte("\x89PNG\x00\x00\x01")),
 			tarballtest.File("package/empty", ""),
+			tarballtest.File("package/t.d.ts", "type A<T> = Array<T> & {};\n"),
 		))
 		var r readResult
 		if status, body := m.explore(`{"action":"read","packageName":"lib","path":"/a.txt","offset":2,"limit":1}`, &r); status != 200 {
@@ -230,6 +231,10 @@ func TestRead(t *testing.T) {
 		}
 		if r.Content != "     2\ttwo" || r.StartLine != 2 || r.EndLine != 2 || r.TotalLines != 3 || !r.Truncated || r.TruncatedBy != "limit" {
 			t.Errorf("read a.txt 2:1 = %+v", r)
+		}
+		// JSON is not HTML-escaped: agents read "<" better than "\u003c".
+		if _, body := m.explore(`{"action":"read","packageName":"lib","path":"t.d.ts"}`, nil); !bytes.Contains(body, []byte("type A<T>")) {
+			t.Errorf("read t.d.ts body = %s", body)
 		}
 		m.explore(`{"action":"read","packageName":"lib","path":"a.txt"}`, &r)
 		if r.Content != "     1\tone\n     2\ttwo\n     3\tthree" || r.Truncated {
