@@ -1,0 +1,55 @@
+// Package index is pkgscope's grep engine: a trigram index over one package
+// version that covers every text byte, plus a bounded regexp scanner that
+// answers grep queries from that index alone.
+//
+// # Why not codesearch's index
+//
+// google/codesearch's IndexWriter skips any file with a line over 2000 bytes,
+// more than 20,000 distinct trigrams or invalid UTF-8. On npm that is most of
+// the bytes (75% of next@16.4.6, 60% of lucide-react@1.81.0, 99.9% of
+// @mdn/browser-compat-data), because npm ships minified one-line bundles,
+// source maps and multi-megabyte JSON. Its reader also calls log.Fatal on I/O
+// errors and panics on corrupt input. So this package keeps only codesearch's
+// query planner (index.RegexpQuery, which turns a regexp into an AND/OR of
+// trigrams) and evaluates it over a posting format of its own that indexes
+// every trigram of every text file.
+//
+// # Blocks and groups
+//
+// Each text file is cut into blocks of at most BuildLimits.BlockSize bytes.
+// A block ends at a line boundary when one exists in its span; only a line
+// longer than a block is cut mid-line, and the block before such a cut also
+// indexes the trigrams starting in the next BuildLimits.Overlap bytes. A
+// posting list maps a trigram to the blocks that hold it. A run of blocks
+// joined by mid-line cuts is a group; no line crosses a group boundary.
+//
+// A query whose matches are at most Overlap+3 bytes long (every literal and
+// most fixed-width patterns) is evaluated per block: its first byte lies in
+// a candidate block, so only those blocks are scanned, even inside a 20 MB
+// line. A query with unbounded matches (x+, x*) is evaluated per group,
+// which is sound because a match never leaves its line. Trigrams holding a
+// newline are not indexed: a grep match never contains one.
+//
+// # File format (version FormatVersion, all integers little-endian)
+//
+//	header   16 bytes  magic "pkgsidx\x00", u32 FormatVersion, u32 0
+//	text     the searchable text of every text file, concatenated (a leading
+//	         UTF-8 byte order mark is dropped, as ripgrep drops it)
+//	paths    every path, concatenated
+//	files    40 bytes each: u32 pathOff, u32 pathLen, u64 textOff,
+//	         u64 textLen, u64 size, u32 firstBlock, u32 flags
+//	blocks   32 bytes each: u64 start, u64 lineStart, u32 line, u32 file,
+//	         u32 group, u32 flags
+//	trigrams 12 bytes each, sorted: u32 trigram, u64 postings offset
+//	postings per trigram, block ids as uvarint deltas
+//	counts   256 u64: how often each byte occurs in the text
+//	trailer  trailerSize bytes: section offsets and lengths, counts, build
+//	         settings, stats, magic "pkgsend\x00", u32 CRC-32C of every
+//	         byte before it
+//
+// Open verifies the checksum and every table (offsets in range, blocks in
+// order, trigrams sorted) before the index is used, so a corrupt or
+// truncated file is an error at Open, never a panic at Search. The index
+// is read through mmap; a published file must be replaced by rename, never
+// rewritten in place (a shrinking mapped file faults the process).
+package index

@@ -1,0 +1,326 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrClosed is returned by Search on an Index after Close.
+var ErrClosed = errors.New("index is closed")
+
+// Index is one opened index file. It is safe for concurrent use by many
+// goroutines; Close waits for searches in flight.
+type Index struct {
+	mu     sync.RWMutex // read-held by Search, so Close cannot unmap under it
+	closed bool
+	unmap  func() error
+
+	text    []byte
+	paths   []byte
+	tris    []byte
+	post    []byte
+	files   []fileRec
+	blocks  []blockRec
+	overlap int
+	freq    [256]uint64 // how often each byte occurs in the text
+	stats   Stats
+}
+
+// Open maps the index file at path read-only and validates it: header,
+// format version, checksum and every table. Any defect is reported as an
+// error wrapping ErrCorrupt; Open never panics on a bad file.
+func Open(path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("index: open: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("index: stat: %w", err)
+	}
+	size := fi.Size()
+	if size < headerSize+trailerSize {
+		return nil, fmt.Errorf("index: %s: %d bytes is too short: %w", path, size, ErrCorrupt)
+	}
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("index: %s: too large to map", path)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("index: mmap %s: %w", path, err)
+	}
+	ix, err := load(data)
+	if err != nil {
+		_ = unix.Munmap(data)
+		return nil, fmt.Errorf("index: %s: %w", path, err)
+	}
+	ix.unmap = func() error { return unix.Munmap(data) }
+	return ix, nil
+}
+
+// OpenBytes validates an index held in memory (for a node that caches
+// indexes in RAM rather than on disk). data must not change while the
+// Index is in use.
+func OpenBytes(data []byte) (*Index, error) {
+	ix, err := load(data)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return ix, nil
+}
+
+// Close releases the mapping. It waits for searches in flight; later
+// searches fail with ErrClosed. Close is idempotent.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return nil
+	}
+	ix.closed = true
+	ix.text, ix.paths, ix.tris, ix.post, ix.files, ix.blocks = nil, nil, nil, nil, nil, nil
+	if ix.unmap != nil {
+		if err := ix.unmap(); err != nil {
+			return fmt.Errorf("index: munmap: %w", err)
+		}
+	}
+	return nil
+}
+
+// Stats returns the statistics stored in the index.
+func (ix *Index) Stats() Stats {
+	st := ix.stats
+	st.NotIndexed = append([]string(nil), st.NotIndexed...)
+	return st
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), ErrCorrupt)
+}
+
+// load validates data and builds the Index over it.
+func load(data []byte) (*Index, error) {
+	size := uint64(len(data))
+	if size < headerSize+trailerSize {
+		return nil, corrupt("%d bytes is too short", size)
+	}
+	if string(data[:8]) != headerMagic {
+		return nil, corrupt("bad magic")
+	}
+	if v := binary.LittleEndian.Uint32(data[8:]); v != FormatVersion {
+		return nil, corrupt("format version %d, want %d", v, FormatVersion)
+	}
+	tb := data[size-trailerSize:]
+	if string(tb[trailerFields*8:trailerFields*8+8]) != trailerMagic {
+		return nil, corrupt("bad trailer magic")
+	}
+	want := binary.LittleEndian.Uint32(tb[trailerSize-4:])
+	if got := crc32Checksum(data[:size-4]); got != want {
+		return nil, corrupt("checksum mismatch")
+	}
+	var t trailer
+	t.decode(tb)
+
+	// The sections are contiguous and in a fixed order, so checking each
+	// length against the space left rules out overflow and overlap.
+	pos := uint64(headerSize)
+	end := size - trailerSize
+	section := func(name string, off, n uint64) ([]byte, error) {
+		if off != pos || n > end-pos {
+			return nil, corrupt("%s section [%d,+%d) out of place", name, off, n)
+		}
+		pos += n
+		return data[off : off+n], nil
+	}
+	fail := func(err error) (*Index, error) { return nil, err }
+	text, err := section("text", t.textOff, t.textLen)
+	if err != nil {
+		return fail(err)
+	}
+	paths, err := section("paths", t.pathsOff, t.pathsLen)
+	if err != nil {
+		return fail(err)
+	}
+	if t.nFiles > end/fileRecSize || t.nBlocks > end/blockRecSize || t.nTris > end/triRecSize {
+		return fail(corrupt("table counts exceed the file"))
+	}
+	filesB, err := section("files", t.filesOff, t.nFiles*fileRecSize)
+	if err != nil {
+		return fail(err)
+	}
+	blocksB, err := section("blocks", t.blocksOff, t.nBlocks*blockRecSize)
+	if err != nil {
+		return fail(err)
+	}
+	tris, err := section("trigrams", t.trisOff, t.nTris*triRecSize)
+	if err != nil {
+		return fail(err)
+	}
+	post, err := section("postings", t.postOff, t.postLen)
+	if err != nil {
+		return fail(err)
+	}
+	freqB, err := section("byte counts", t.freqOff, freqSize)
+	if err != nil {
+		return fail(err)
+	}
+	if pos != end {
+		return fail(corrupt("%d unaccounted bytes before the trailer", end-pos))
+	}
+	if t.overlap > 1<<30 || t.blockSize > 1<<30 {
+		return fail(corrupt("build settings out of range"))
+	}
+
+	ix := &Index{text: text, paths: paths, tris: tris, post: post, overlap: int(t.overlap)}
+	for c := range ix.freq {
+		ix.freq[c] = binary.LittleEndian.Uint64(freqB[c*8:])
+	}
+	ix.files = make([]fileRec, t.nFiles)
+	var textPos uint64
+	var textFiles, binFiles, textBytes, idxBytes uint64
+	var notIndexed []string
+	var prevPath []byte
+	for i := range ix.files {
+		r := decodeFileRec(filesB[i*fileRecSize:])
+		if uint64(r.pathOff)+uint64(r.pathLen) > t.pathsLen {
+			return fail(corrupt("file %d: path out of range", i))
+		}
+		p := paths[r.pathOff : r.pathOff+r.pathLen]
+		if i > 0 && bytes.Compare(prevPath, p) >= 0 {
+			return fail(corrupt("file %d: paths not sorted", i))
+		}
+		prevPath = p
+		if r.flags&^(fileBinary|fileNotIndexed|fileBOM) != 0 {
+			return fail(corrupt("file %d: unknown flags %#x", i, r.flags))
+		}
+		if r.textOff != textPos || r.textLen > t.textLen-textPos {
+			return fail(corrupt("file %d: text out of place", i))
+		}
+		textPos += r.textLen
+		if r.flags&fileBinary != 0 {
+			if r.textLen != 0 || r.flags != fileBinary {
+				return fail(corrupt("file %d: binary file with text", i))
+			}
+			binFiles++
+		} else {
+			textFiles++
+			textBytes += r.textLen
+			if r.flags&fileNotIndexed != 0 {
+				notIndexed = append(notIndexed, string(p))
+			} else {
+				idxBytes += r.textLen
+			}
+		}
+		if uint64(r.firstBlock) > t.nBlocks || (i > 0 && r.firstBlock < ix.files[i-1].firstBlock) {
+			return fail(corrupt("file %d: blocks out of order", i))
+		}
+		ix.files[i] = r
+	}
+	if textPos != t.textLen {
+		return fail(corrupt("text section has %d bytes no file owns", t.textLen-textPos))
+	}
+	if textFiles != t.textFiles || binFiles != t.binFiles || textBytes != t.textBytes || idxBytes != t.idxBytes {
+		return fail(corrupt("stats disagree with the files table"))
+	}
+
+	if (t.nFiles == 0 && t.nBlocks != 0) || (t.nFiles > 0 && ix.files[0].firstBlock != 0) {
+		return fail(corrupt("blocks owned by no file"))
+	}
+	ix.blocks = make([]blockRec, t.nBlocks)
+	for fi := range ix.files {
+		f := ix.files[fi]
+		lo, hi := ix.fileBlocks(fi)
+		if f.textLen == 0 && lo != hi {
+			return fail(corrupt("file %d: empty file with blocks", fi))
+		}
+		if f.textLen > 0 && lo == hi {
+			return fail(corrupt("file %d: text without blocks", fi))
+		}
+		for k := lo; k < hi; k++ {
+			b := decodeBlockRec(blocksB[k*blockRecSize:])
+			switch {
+			case b.file != uint32(fi):
+				return fail(corrupt("block %d: wrong file", k))
+			case k == lo && b.start != 0, k > lo && b.start <= ix.blocks[k-1].start, b.start >= f.textLen:
+				return fail(corrupt("block %d: start out of order", k))
+			case b.lineStart > b.start || b.line == 0:
+				return fail(corrupt("block %d: bad line", k))
+			case b.flags&^blockCont != 0:
+				return fail(corrupt("block %d: unknown flags", k))
+			case b.flags&blockCont != 0 && k+1 == hi:
+				return fail(corrupt("block %d: continues past its file", k))
+			}
+			startsGroup := k == lo || ix.blocks[k-1].flags&blockCont == 0
+			if (startsGroup && b.group != uint32(k)) || (!startsGroup && b.group != ix.blocks[k-1].group) {
+				return fail(corrupt("block %d: bad group", k))
+			}
+			ix.blocks[k] = b
+		}
+	}
+
+	var prev uint32
+	for i := uint64(0); i < t.nTris; i++ {
+		tri := binary.LittleEndian.Uint32(tris[i*triRecSize:])
+		off := binary.LittleEndian.Uint64(tris[i*triRecSize+4:])
+		if tri >= 1<<24 || (i > 0 && tri <= prev) {
+			return fail(corrupt("trigram table not sorted"))
+		}
+		if off > t.postLen || (i > 0 && off < binary.LittleEndian.Uint64(tris[(i-1)*triRecSize+4:])) {
+			return fail(corrupt("trigram %d: postings out of range", i))
+		}
+		prev = tri
+	}
+
+	ix.stats = Stats{
+		Format:       FormatVersion,
+		Files:        int(t.nFiles),
+		TextFiles:    int(textFiles),
+		BinaryFiles:  int(binFiles),
+		TextBytes:    int64(textBytes),
+		IndexedBytes: int64(idxBytes),
+		Coverage:     coverage(int64(idxBytes), int64(textBytes)),
+		IndexBytes:   int64(size),
+		Blocks:       int(t.nBlocks),
+		Trigrams:     int(t.nTris),
+		NotIndexed:   notIndexed,
+	}
+	return ix, nil
+}
+
+// fileBlocks returns the block ids [lo, hi) of file fi.
+func (ix *Index) fileBlocks(fi int) (int, int) {
+	lo := int(ix.files[fi].firstBlock)
+	hi := len(ix.blocks)
+	if fi+1 < len(ix.files) {
+		hi = int(ix.files[fi+1].firstBlock)
+	}
+	return lo, hi
+}
+
+// fileText returns the searchable text of file fi.
+func (ix *Index) fileText(fi int) []byte {
+	f := ix.files[fi]
+	return ix.text[f.textOff : f.textOff+f.textLen]
+}
+
+// filePath returns the path of file fi.
+func (ix *Index) filePath(fi int) string {
+	f := ix.files[fi]
+	return string(ix.paths[f.pathOff : f.pathOff+f.pathLen])
+}
+
+// blockEnd returns the end offset (in its file's text) of block k.
+func (ix *Index) blockEnd(k int) uint64 {
+	b := ix.blocks[k]
+	if k+1 < len(ix.blocks) && ix.blocks[k+1].file == b.file {
+		return ix.blocks[k+1].start
+	}
+	return ix.files[b.file].textLen
+}

@@ -1,0 +1,792 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	csindex "github.com/google/codesearch/index"
+)
+
+// Query is one grep request.
+type Query struct {
+	// Pattern is an RE2 regular expression (Go regexp syntax), or a
+	// literal string when FixedStrings is set. It is matched within each
+	// line, never across a newline, as ripgrep does.
+	Pattern string
+	// CaseInsensitive is (?i); FixedStrings quotes the pattern; WholeWord
+	// requires the match to be preceded by a line start or a non-word
+	// character and followed by one or a line end, like rg -w.
+	CaseInsensitive, FixedStrings, WholeWord bool
+	// Filter selects files by path (include/exclude globs, built by the
+	// caller); nil selects every file. It is called once per file.
+	Filter func(path string) bool `json:"-"`
+	// ContextLines is the number of lines given before and after each
+	// match, like grep -C. Each match carries its own context, so the
+	// contexts of nearby matches overlap and repeat lines.
+	ContextLines int
+	// MaxMatches caps the matching lines returned; 0 means
+	// SearchLimits.DefaultMaxMatches.
+	MaxMatches int
+	// MaxMatchesPerFile caps the matching lines returned per file; 0
+	// means no per-file cap.
+	MaxMatchesPerFile int
+}
+
+// SearchLimits bound what one Search may cost. The zero value is not
+// usable; start from DefaultSearchLimits.
+type SearchLimits struct {
+	// MaxPatternBytes caps the pattern length.
+	MaxPatternBytes int
+	// MaxProgramSize caps the compiled regexp, in instructions. Go's
+	// regexp takes time proportional to text times program size and
+	// memory proportional to program size, so this bounds both. 5000
+	// admits [a-z]{1000}-sized patterns.
+	MaxProgramSize int
+	// MaxLineWindow is the most bytes of a line returned as Match.Text
+	// (and of each context line); a longer line is cut to a window
+	// around the match. Minified bundles have lines of several MB.
+	MaxLineWindow int
+	// MaxOutputBytes caps the bytes of text returned (paths, lines and
+	// context); the search stops with TruncatedBy "outputBytes".
+	MaxOutputBytes int
+	// Timeout caps the time of one search; the search stops with what it
+	// found and TruncatedBy "timeout".
+	Timeout time.Duration
+	// DefaultMaxMatches is used when Query.MaxMatches is 0.
+	DefaultMaxMatches int
+	// MaxMatches is the largest Query.MaxMatches accepted.
+	MaxMatches int
+	// MaxContextLines is the largest Query.ContextLines accepted.
+	MaxContextLines int
+	// MaxSkippedListed caps Result.Skipped (FilesSkipped still counts all).
+	MaxSkippedListed int
+	// MaxFastWork bounds one uninterruptible regexp call: text bytes
+	// times program size. Longer calls go through a reader that checks
+	// the deadline every 2^20 steps, which loses the literal-prefix skip
+	// of Go's regexp (about 100x slower for function\s+\w+Sync, no
+	// slower for patterns without a literal prefix). Go's regexp runs
+	// about 5-15 ns per unit, so 1<<25 keeps a call under about 0.5 s.
+	MaxFastWork int64
+}
+
+// DefaultSearchLimits returns the limits used by pkgscope's API.
+func DefaultSearchLimits() SearchLimits {
+	return SearchLimits{
+		MaxPatternBytes:   4096,
+		MaxProgramSize:    5000,
+		MaxLineWindow:     512,
+		MaxOutputBytes:    8 << 20,
+		Timeout:           10 * time.Second,
+		DefaultMaxMatches: 100,
+		MaxMatches:        100_000,
+		MaxContextLines:   20,
+		MaxSkippedListed:  1000,
+		MaxFastWork:       1 << 25,
+	}
+}
+
+func (l SearchLimits) validate() error {
+	if l.MaxPatternBytes <= 0 || l.MaxProgramSize <= 0 || l.MaxLineWindow < 16 || l.MaxOutputBytes <= 0 ||
+		l.Timeout <= 0 || l.DefaultMaxMatches <= 0 || l.MaxMatches < l.DefaultMaxMatches ||
+		l.MaxContextLines < 0 || l.MaxSkippedListed < 0 || l.MaxFastWork <= 0 {
+		return fmt.Errorf("index: invalid SearchLimits %+v", l)
+	}
+	return nil
+}
+
+// Match is one matching line.
+type Match struct {
+	// File is the path of the file.
+	File string
+	// Line is the 1-based line number.
+	Line int
+	// Column is the 1-based byte column of the first match in the line.
+	Column int
+	// Text is the line without its newline (a trailing \r stays, as
+	// ripgrep prints it), or, for a line over MaxLineWindow bytes, a
+	// window of it around the first match.
+	Text string
+	// TextOffset is the byte offset in the line where Text starts: 0
+	// unless Text is a window.
+	TextOffset int
+	// LineBytes is the length of the whole line.
+	LineBytes int
+	// Before and After are up to ContextLines lines around the match,
+	// each cut to MaxLineWindow bytes from its start.
+	Before, After []string
+}
+
+// SkippedFile is a file not searched, with the reason.
+type SkippedFile struct {
+	Path   string
+	Reason string // SkipBinary
+}
+
+// SkipBinary is the reason for a file with a NUL byte near its start.
+const SkipBinary = "binary"
+
+// Values of Result.TruncatedBy.
+const (
+	TruncMaxMatches        = "maxMatches"
+	TruncMaxMatchesPerFile = "maxMatchesPerFile"
+	TruncOutputBytes       = "outputBytes"
+	TruncTimeout           = "timeout"
+)
+
+// Result is the answer to a Search.
+type Result struct {
+	// Matches are ordered by file path, then line.
+	Matches []Match
+	// FilesSearched counts the text files selected by the filter that the
+	// search reached; FilesSkipped the binary files it passed over.
+	FilesSearched, FilesSkipped int
+	// Skipped lists the first MaxSkippedListed skipped files.
+	Skipped []SkippedFile
+	// Truncated is set when a cap cut the result. TruncatedBy names the
+	// cap: a cap that stopped the whole search (maxMatches, outputBytes,
+	// timeout) wins over maxMatchesPerFile.
+	Truncated   bool
+	TruncatedBy string
+}
+
+// Search greps the index. Matching lines are those ripgrep (rg -n) prints
+// for the same pattern, where RE2 and ripgrep's dialect agree. A pattern
+// error wraps ErrBadPattern, a bad field ErrBadQuery; a cancelled ctx
+// returns what was found with ctx's error. A panic inside the search (a
+// bug, or in Filter) is returned as an error.
+func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Result, err error) {
+	if err := lim.validate(); err != nil {
+		return Result{}, err
+	}
+	maxMatches := q.MaxMatches
+	switch {
+	case q.MaxMatches < 0 || q.MaxMatches > lim.MaxMatches:
+		return Result{}, fmt.Errorf("maxMatches %d is outside [0, %d]: %w", q.MaxMatches, lim.MaxMatches, ErrBadQuery)
+	case q.MaxMatchesPerFile < 0:
+		return Result{}, fmt.Errorf("maxMatchesPerFile %d is negative: %w", q.MaxMatchesPerFile, ErrBadQuery)
+	case q.ContextLines < 0 || q.ContextLines > lim.MaxContextLines:
+		return Result{}, fmt.Errorf("contextLines %d is outside [0, %d]: %w", q.ContextLines, lim.MaxContextLines, ErrBadQuery)
+	case maxMatches == 0:
+		maxMatches = lim.DefaultMaxMatches
+	}
+
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.closed {
+		return Result{}, ErrClosed
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = Result{}, fmt.Errorf("index: search for %q: %v: %w", q.Pattern, r, errInternal)
+		}
+	}()
+	p, err := compile(q, lim)
+	if err != nil {
+		return Result{}, err
+	}
+	s := &searcher{ix: ix, p: p, q: q, lim: lim, ctx: ctx, maxMatches: maxMatches, deadline: time.Now().Add(lim.Timeout)}
+	units, err := s.candidates()
+	if err != nil {
+		return Result{}, fmt.Errorf("index: %w", err)
+	}
+	s.run(units)
+	if s.canceled != nil {
+		return s.res, fmt.Errorf("index: search: %w", s.canceled)
+	}
+	return s.res, nil
+}
+
+type searcher struct {
+	ix         *Index
+	p          *plan
+	q          Query
+	lim        SearchLimits
+	ctx        context.Context
+	deadline   time.Time
+	ticks      int
+	maxMatches int
+	group      bool   // the pattern's query is evaluated per group
+	unitGroups bool   // the units scanned are groups, not blocks
+	lit        []byte // literal prefilter, nil for none
+	find       finder
+	res        Result
+	outBytes   int
+	stopped    bool
+	canceled   error
+
+	// The file being scanned.
+	fi          int
+	path        string
+	text        []byte
+	blo, bhi    int // its blocks
+	fileMatches int
+	fileDone    bool
+	curPos      int // a line start whose number is curLine
+	curLine     int
+}
+
+// candidates evaluates the trigram query and returns the units to scan:
+// blocks or groups of the pattern's query, or, when a prefilter literal
+// is set in group mode, the blocks holding the literal's trigrams within
+// those groups (every match holds a hit of the literal, and a hit lies in
+// such a block, so a multi-megabyte line is searched only where the
+// literal can be).
+func (s *searcher) candidates() (unitSet, error) {
+	p, ix := s.p, s.ix
+	s.group = !(p.maxLen >= 0 && p.maxLen <= ix.overlap+3)
+	s.unitGroups = s.group
+	if l := s.chooseLiteral(); l != "" {
+		s.lit = []byte(l)
+		s.find = newFinder(s.lit, &ix.freq)
+	}
+	if p.trig == nil {
+		return unitSet{all: true}, nil
+	}
+	u, err := ix.eval(p.trig, s.group)
+	if err != nil {
+		return u, err
+	}
+	if !u.all && len(ix.stats.NotIndexed) > 0 {
+		u = union(u, unitSet{ids: ix.unindexedUnits(s.group)})
+	}
+	if s.lit == nil || !s.group || len(s.lit) < 3 || len(s.lit) > ix.overlap+3 {
+		return u, nil
+	}
+	lq := &csindex.Query{Op: csindex.QAnd}
+	for i := 0; i+3 <= len(s.lit); i++ {
+		lq.Trigram = append(lq.Trigram, string(s.lit[i:i+3]))
+	}
+	lb, err := ix.eval(lq, false)
+	if err != nil || lb.all {
+		return u, err
+	}
+	if len(ix.stats.NotIndexed) > 0 {
+		lb = union(lb, unitSet{ids: ix.unindexedUnits(false)})
+	}
+	if !u.all {
+		lb.ids = s.inGroups(lb.ids, u.ids)
+	}
+	s.unitGroups = false
+	return lb, nil
+}
+
+// inGroups keeps the blocks whose group is in groups (both sorted).
+func (s *searcher) inGroups(blocks, groups []uint32) []uint32 {
+	out := blocks[:0]
+	j := 0
+	for _, b := range blocks {
+		g := s.ix.blocks[b].group
+		for j < len(groups) && groups[j] < g {
+			j++
+		}
+		if j < len(groups) && groups[j] == g {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// chooseLiteral picks the prefilter literal whose rarest trigram has the
+// shortest posting list: "Sync" rather than "function" for
+// function\s+\w+Sync. Literals under 2 bytes hit too often to help.
+func (s *searcher) chooseLiteral() string {
+	if s.p.pure {
+		return s.p.lits[0]
+	}
+	best, bestCost := "", -1
+	for _, l := range s.p.lits {
+		if len(l) < 2 {
+			continue
+		}
+		cost := 1 << 40
+		if len(l) < 3 {
+			cost = 1 << 41
+		}
+		for i := 0; i+3 <= len(l); i++ {
+			cost = min(cost, len(s.ix.postings(trigramKey(l[i:]))))
+		}
+		if bestCost < 0 || cost < bestCost || (cost == bestCost && len(l) > len(best)) {
+			best, bestCost = l, cost
+		}
+	}
+	return best
+}
+
+// tick reports whether the search must stop, checking the clock and ctx
+// every 64 calls.
+func (s *searcher) tick() bool {
+	if s.stopped || s.fileDone {
+		return true
+	}
+	s.ticks++
+	if s.ticks&63 == 0 {
+		s.checkTime()
+	}
+	return s.stopped
+}
+
+func (s *searcher) checkTime() {
+	if err := s.ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			s.stop(TruncTimeout)
+		} else {
+			s.stopped = true
+			s.canceled = err
+		}
+		return
+	}
+	if time.Now().After(s.deadline) {
+		s.stop(TruncTimeout)
+	}
+}
+
+func (s *searcher) stop(reason string) {
+	s.stopped = true
+	s.res.Truncated = true
+	s.res.TruncatedBy = reason
+}
+
+func (s *searcher) run(units unitSet) {
+	ix := s.ix
+	ui := 0
+	s.checkTime()
+	for fi := range ix.files {
+		if s.stopped {
+			return
+		}
+		f := ix.files[fi]
+		lo, hi := ix.fileBlocks(fi)
+		var mine []uint32
+		if !units.all {
+			for ui < len(units.ids) && int(units.ids[ui]) < lo {
+				ui++
+			}
+			j := ui
+			for j < len(units.ids) && int(units.ids[j]) < hi {
+				j++
+			}
+			mine, ui = units.ids[ui:j], j
+		}
+		path := ""
+		if s.q.Filter != nil {
+			path = ix.filePath(fi)
+			if !s.q.Filter(path) {
+				continue
+			}
+		}
+		if f.flags&fileBinary != 0 {
+			s.res.FilesSkipped++
+			if len(s.res.Skipped) < s.lim.MaxSkippedListed {
+				if path == "" {
+					path = ix.filePath(fi)
+				}
+				s.res.Skipped = append(s.res.Skipped, SkippedFile{Path: path, Reason: SkipBinary})
+			}
+			continue
+		}
+		s.res.FilesSearched++
+		if (!units.all && len(mine) == 0) || lo == hi {
+			continue
+		}
+		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, ix.fileText(fi), lo, hi
+		s.fileMatches, s.fileDone, s.curPos, s.curLine = 0, false, 0, 1
+		if s.tick() {
+			return
+		}
+		if s.lit != nil {
+			s.scanHits(s.hitRanges(mine, units.all))
+		} else {
+			s.scanLines(s.lineRanges(mine, units.all))
+		}
+	}
+}
+
+// span is a byte range [a, b) of the current file.
+type span struct{ a, b int }
+
+func appendSpan(out []span, sp span) []span {
+	if n := len(out); n > 0 && sp.a <= out[n-1].b {
+		out[n-1].b = max(out[n-1].b, sp.b)
+		return out
+	}
+	return append(out, sp)
+}
+
+// unitSpan returns the byte range of unit u.
+func (s *searcher) unitSpan(u uint32) span {
+	k := int(u)
+	a := int(s.ix.blocks[k].start)
+	if s.unitGroups {
+		for k+1 < s.bhi && s.ix.blocks[k].flags&blockCont != 0 {
+			k++
+		}
+	}
+	return span{a, int(s.ix.blockEnd(k))}
+}
+
+// hitRanges returns where a prefilter literal hit can start: within a
+// candidate block, or up to maxLen bytes after it, since the match that
+// holds the hit starts in the block.
+func (s *searcher) hitRanges(units []uint32, all bool) []span {
+	n := len(s.text)
+	if all {
+		return []span{{0, n}}
+	}
+	ext := 0
+	if !s.group && !s.p.pure {
+		ext = s.p.maxLen
+	}
+	var out []span
+	for _, u := range units {
+		sp := s.unitSpan(u)
+		sp.b = min(sp.b+ext, n)
+		out = appendSpan(out, sp)
+	}
+	return out
+}
+
+// lineRanges returns the whole lines holding candidate units, each span
+// from a line start to a line end (a newline's offset, or the text end).
+func (s *searcher) lineRanges(units []uint32, all bool) []span {
+	n := len(s.text)
+	trim := func(b int) int {
+		if b > 0 && s.text[b-1] == '\n' {
+			return b - 1
+		}
+		return b
+	}
+	if all {
+		return []span{{0, trim(n)}}
+	}
+	var out []span
+	for _, u := range units {
+		sp := s.unitSpan(u)
+		sp.a = int(s.ix.blocks[u].lineStart)
+		if s.unitGroups || s.ix.blocks[u].flags&blockCont == 0 {
+			sp.b = trim(sp.b)
+		} else {
+			sp.b = s.lineEnd(sp.b)
+		}
+		// Spans of adjacent lines join: the next one starts just past the
+		// newline that ends this one.
+		if k := len(out); k > 0 && sp.a <= out[k-1].b+1 {
+			out[k-1].b = max(out[k-1].b, sp.b)
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// scanHits finds lines through a literal every match contains.
+func (s *searcher) scanHits(ranges []span) {
+	text, lit, n := s.text, s.lit, len(s.text)
+	alpha := s.p.alpha
+	skip := 0
+	for _, r := range ranges {
+		pos := max(r.a, skip)
+		for pos < r.b && !s.tick() {
+			end := min(r.b+len(lit)-1, n)
+			if end-pos < len(lit) {
+				break
+			}
+			i := s.find.index(text[pos:end])
+			if i < 0 {
+				break
+			}
+			h := pos + i
+			switch {
+			case s.p.pure:
+				ls, le := s.lineStart(h), s.lineEnd(h+len(lit))
+				s.emit(ls, le, h, h+len(lit))
+				pos = le + 1
+			case alpha != nil:
+				// Every match lies in a run of alphabet bytes, so the run
+				// around the hit (plus the byte on each side, for ^, $ and
+				// \b) decides it; the first run with a match holds the
+				// line's first match.
+				r0, r1 := h, h+len(lit)
+				for r0 > 0 && alpha[text[r0-1]] {
+					r0--
+				}
+				for r1 < n && alpha[text[r1]] {
+					r1++
+				}
+				wa, wb := max(r0-1, 0), min(r1+1, n)
+				ms, me, ok := s.exec(text[wa:wb])
+				if !ok {
+					pos = r1
+					break
+				}
+				ls, le := s.lineStart(wa+ms), s.lineEnd(wa+me)
+				s.emit(ls, le, wa+ms, wa+me)
+				pos = le + 1
+			default:
+				ls, le := s.lineStart(h), s.lineEnd(h+len(lit))
+				if ms, me, ok := s.exec(text[ls:le]); ok {
+					s.emit(ls, le, ls+ms, ls+me)
+				}
+				pos = le + 1
+			}
+			skip = pos
+		}
+	}
+}
+
+// scanLines runs the regexp over spans of whole lines, in chunks of at
+// most MaxFastWork/progLen bytes so that each call stays bounded.
+func (s *searcher) scanLines(ranges []span) {
+	text := s.text
+	chunk := int(max(s.lim.MaxFastWork/int64(max(s.p.progLen, 1)), 4096))
+	skip := 0
+	for _, r := range ranges {
+		pos := max(r.a, skip)
+		for pos <= r.b && !s.tick() {
+			e := r.b
+			if e-pos > chunk {
+				if i := bytes.LastIndexByte(text[pos:pos+chunk], '\n'); i >= 0 {
+					e = pos + i
+				} else {
+					e = s.lineEnd(pos + chunk)
+				}
+			}
+			ms, me, ok := s.exec(text[pos:e])
+			if !ok {
+				pos = e + 1
+			} else {
+				ms, me = pos+ms, pos+me
+				ls := pos
+				if i := bytes.LastIndexByte(text[pos:ms], '\n'); i >= 0 {
+					ls = pos + i + 1
+				}
+				le := s.lineEnd(ms)
+				s.emit(ls, le, ms, me)
+				pos = le + 1
+			}
+			skip = pos
+		}
+	}
+}
+
+// lineStart returns the start of the line holding offset p.
+func (s *searcher) lineStart(p int) int {
+	k := s.blockOf(p)
+	bs := int(s.ix.blocks[k].start)
+	if i := bytes.LastIndexByte(s.text[bs:p], '\n'); i >= 0 {
+		return bs + i + 1
+	}
+	return int(s.ix.blocks[k].lineStart)
+}
+
+// lineEnd returns the offset of the newline ending the line holding p,
+// or the text length. A block cut mid-line holds no newline, so it jumps
+// over such blocks instead of scanning a multi-megabyte line.
+func (s *searcher) lineEnd(p int) int {
+	n := len(s.text)
+	if p >= n {
+		return n
+	}
+	k := s.blockOf(p)
+	for s.ix.blocks[k].flags&blockCont != 0 && k+1 < s.bhi {
+		k++
+	}
+	p = max(p, int(s.ix.blocks[k].start))
+	if i := bytes.IndexByte(s.text[p:], '\n'); i >= 0 {
+		return p + i
+	}
+	return n
+}
+
+// blockOf returns the block of the current file holding offset p.
+func (s *searcher) blockOf(p int) int {
+	blocks := s.ix.blocks[s.blo:s.bhi]
+	i := sort.Search(len(blocks), func(i int) bool { return int(blocks[i].start) > p })
+	return s.blo + max(i-1, 0)
+}
+
+// lineNumber returns the 1-based number of the line starting at ls,
+// counting newlines from the nearer of the last answer and the block start.
+func (s *searcher) lineNumber(ls int) int {
+	k := s.blockOf(ls)
+	base, line := int(s.ix.blocks[k].start), int(s.ix.blocks[k].line)
+	if s.curPos >= base && s.curPos <= ls {
+		base, line = s.curPos, s.curLine
+	}
+	line += bytes.Count(s.text[base:ls], newline)
+	s.curPos, s.curLine = ls, line
+	return line
+}
+
+// emit records a match at [ms, me) on the line [ls, le).
+func (s *searcher) emit(ls, le, ms, me int) {
+	if s.q.MaxMatchesPerFile > 0 && s.fileMatches >= s.q.MaxMatchesPerFile {
+		s.fileDone = true
+		s.res.Truncated = true
+		if s.res.TruncatedBy == "" {
+			s.res.TruncatedBy = TruncMaxMatchesPerFile
+		}
+		return
+	}
+	if len(s.res.Matches) >= s.maxMatches {
+		s.stop(TruncMaxMatches)
+		return
+	}
+	if s.path == "" {
+		s.path = s.ix.filePath(s.fi)
+	}
+	m := Match{File: s.path, Line: s.lineNumber(ls), Column: ms - ls + 1, LineBytes: le - ls}
+	m.Text, m.TextOffset = s.window(ls, le, ms)
+	size := len(m.File) + len(m.Text) + 64
+	if c := s.q.ContextLines; c > 0 {
+		for a, i := ls, 0; i < c && a > 0; i++ {
+			b := a - 1
+			a = bytes.LastIndexByte(s.text[:b], '\n') + 1
+			t := s.prefix(a, b)
+			m.Before = append(m.Before, t)
+			size += len(t) + 8
+		}
+		for i, j := 0, len(m.Before)-1; i < j; i, j = i+1, j-1 {
+			m.Before[i], m.Before[j] = m.Before[j], m.Before[i]
+		}
+		for b, i := le, 0; i < c && b+1 < len(s.text); i++ {
+			a := b + 1
+			b = s.lineEnd(a)
+			t := s.prefix(a, b)
+			m.After = append(m.After, t)
+			size += len(t) + 8
+		}
+	}
+	if s.outBytes+size > s.lim.MaxOutputBytes {
+		s.stop(TruncOutputBytes)
+		return
+	}
+	s.outBytes += size
+	s.fileMatches++
+	s.res.Matches = append(s.res.Matches, m)
+}
+
+// window returns the line [ls, le), or for a long line MaxLineWindow bytes
+// of it starting a third of a window before the match, cut at UTF-8
+// boundaries, with its offset in the line.
+func (s *searcher) window(ls, le, ms int) (string, int) {
+	w := s.lim.MaxLineWindow
+	if le-ls <= w {
+		return string(s.text[ls:le]), 0
+	}
+	a := max(ls, ms-w/3)
+	b := a + w
+	if b > le {
+		b = le
+		a = b - w
+	}
+	a, b = s.runeAlign(a, b, ls, le)
+	return string(s.text[a:b]), a - ls
+}
+
+// prefix returns the line [a, b) cut to MaxLineWindow bytes.
+func (s *searcher) prefix(a, b int) string {
+	if b-a > s.lim.MaxLineWindow {
+		_, b = s.runeAlign(a, a+s.lim.MaxLineWindow, a, b)
+	}
+	return string(s.text[a:b])
+}
+
+// runeAlign moves a forward and b backward (by at most 3 bytes each, the
+// longest UTF-8 tail) so that neither cuts a multi-byte character.
+func (s *searcher) runeAlign(a, b, ls, le int) (int, int) {
+	for i := 0; i < utf8.UTFMax-1 && a > ls && a < b && !utf8.RuneStart(s.text[a]); i++ {
+		a++
+	}
+	for i := 0; i < utf8.UTFMax-1 && b < le && b > a && !utf8.RuneStart(s.text[b]); i++ {
+		b--
+	}
+	return a, b
+}
+
+// exec finds the leftmost match in b (of submatch p.col) and returns its
+// bounds. Calls whose bytes times program size exceed MaxFastWork read b
+// through a reader that checks the deadline about every 2^20 instruction
+// steps, so no call outlives the timeout by more than about 10 ms.
+func (s *searcher) exec(b []byte) (int, int, bool) {
+	re, c := s.p.re, s.p.col
+	if int64(len(b))*int64(s.p.progLen) <= s.lim.MaxFastWork {
+		var loc []int
+		if c == 0 {
+			loc = re.FindIndex(b)
+		} else {
+			loc = re.FindSubmatchIndex(b)
+		}
+		if loc == nil {
+			return 0, 0, false
+		}
+		return loc[2*c], loc[2*c+1], true
+	}
+	var loc []int
+	interrupted := func() (stopped bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r != any(errInterrupted) {
+					panic(r)
+				}
+				stopped = true
+			}
+		}()
+		// Check the clock about every 2^20 instruction steps (~10 ms).
+		rd := &deadlineReader{b: b, s: s, every: max(256, 1<<20/max(s.p.progLen, 1))}
+		if c == 0 {
+			loc = re.FindReaderIndex(rd)
+		} else {
+			loc = re.FindReaderSubmatchIndex(rd)
+		}
+		return false
+	}()
+	if interrupted || loc == nil {
+		return 0, 0, false
+	}
+	return loc[2*c], loc[2*c+1], true
+}
+
+// errInternal wraps a panic recovered in Search: a bug, never the
+// caller's fault. Tests and fuzzers look for it.
+var errInternal = errors.New("internal error")
+
+// errInterrupted is panicked by deadlineReader, through Go's regexp, and
+// recovered in exec.
+var errInterrupted = errors.New("interrupted")
+
+// deadlineReader feeds a regexp from memory and stops it when the search
+// must end.
+type deadlineReader struct {
+	b     []byte
+	i     int
+	count int
+	every int // runes between checks
+	s     *searcher
+}
+
+func (r *deadlineReader) ReadRune() (rune, int, error) {
+	if r.i >= len(r.b) {
+		return 0, 0, io.EOF
+	}
+	if r.count++; r.count >= r.every {
+		r.count = 0
+		r.s.checkTime()
+		if r.s.stopped {
+			panic(errInterrupted)
+		}
+	}
+	c := r.b[r.i]
+	if c < utf8.RuneSelf {
+		r.i++
+		return rune(c), 1, nil
+	}
+	ru, n := utf8.DecodeRune(r.b[r.i:])
+	r.i += n
+	return ru, n, nil
+}
