@@ -169,6 +169,57 @@ type Writer interface {
 type Store interface {
 	Reader
 	Writer
+	IndexStore
 	// Close releases the store's connections.
 	Close() error
+}
+
+// IndexRecord locates a version's search index. The index file is kept as
+// blobs (chunks of at most a few MiB, content-addressed and compressed
+// like file bodies), so the store needs no second way of keeping bytes.
+type IndexRecord struct {
+	// Format is the index format version (index.FormatVersion); a version
+	// may hold one index per format while a rebuild is under way.
+	Format int
+	// Size is the index file's length: the sum of its chunks.
+	Size int64
+	// Chunks are the blobs whose bodies, in order, make the index file.
+	Chunks []Hash
+	// Coverage is the share of text bytes given trigrams (0..1), kept as a
+	// column so that badly covered versions can be found with a query.
+	Coverage float64
+	// Stats is the index's own description (JSON of index.Stats).
+	Stats []byte
+}
+
+// IndexStore keeps each version's search index.
+type IndexStore interface {
+	// PutIndex records the index of a ready version, replacing one of the
+	// same format. ErrNotFound when the version is not ready;
+	// ErrMissingBlob when a chunk was never stored with PutBlobs.
+	PutIndex(ctx context.Context, name, version string, rec IndexRecord) error
+	// Index returns the index record of that format. ErrNotFound when
+	// the version is not ready or has no index of that format.
+	Index(ctx context.Context, name, version string, format int) (IndexRecord, error)
+}
+
+// JoinHashes concatenates hashes, the stored form of IndexRecord.Chunks.
+func JoinHashes(hs []Hash) []byte {
+	b := make([]byte, 0, len(hs)*len(Hash{}))
+	for _, h := range hs {
+		b = append(b, h[:]...)
+	}
+	return b
+}
+
+// SplitHashes is the inverse of JoinHashes.
+func SplitHashes(b []byte) ([]Hash, error) {
+	if len(b)%len(Hash{}) != 0 {
+		return nil, fmt.Errorf("stored hash list is %d bytes, not a multiple of %d", len(b), len(Hash{}))
+	}
+	hs := make([]Hash, len(b)/len(Hash{}))
+	for i := range hs {
+		copy(hs[i][:], b[i*len(Hash{}):])
+	}
+	return hs, nil
 }

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingBlobLeavesNothing", testMissingBlobLeavesNothing},
 		{"MissingBlobKeepsFailedRecord", testMissingBlobKeepsFailedRecord},
 		{"InvalidVersionRejected", testInvalidVersionRejected},
+		{"IndexRecord", testIndexRecord},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -434,4 +435,52 @@ func testInvalidVersionRejected(t *testing.T, s store.Store) {
 		}
 	}
 	checkInvisible(t, s, "left-pad", "1.0.0", "")
+}
+
+func testIndexRecord(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	fx := small("1.0.0")
+	chunk := []store.Blob{{Hash: store.HashOf([]byte("chunk one")), Data: []byte("chunk one")},
+		{Hash: store.HashOf([]byte("chunk two")), Data: []byte("chunk two")}}
+	rec := store.IndexRecord{Format: 1, Size: 18, Chunks: []store.Hash{chunk[0].Hash, chunk[1].Hash},
+		Coverage: 0.995, Stats: []byte(`{"Files":3}`)}
+	if err := s.PutBlobs(ctx, chunk); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutIndex(ctx, "left-pad", "1.0.0", rec); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PutIndex before the version is ready: %v, want ErrNotFound", err)
+	}
+	commit(t, s, fx)
+	if _, err := s.Index(ctx, "left-pad", "1.0.0", 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Index before PutIndex: %v, want ErrNotFound", err)
+	}
+	missing := rec
+	missing.Chunks = append(slices.Clone(rec.Chunks), store.HashOf([]byte("never stored")))
+	if err := s.PutIndex(ctx, "left-pad", "1.0.0", missing); !errors.Is(err, store.ErrMissingBlob) {
+		t.Errorf("PutIndex with a missing chunk: %v, want ErrMissingBlob", err)
+	}
+	if _, err := s.Index(ctx, "left-pad", "1.0.0", 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a rejected PutIndex left a record: %v", err)
+	}
+	if err := s.PutIndex(ctx, "left-pad", "1.0.0", rec); err != nil {
+		t.Fatalf("PutIndex: %v", err)
+	}
+	got, err := s.Index(ctx, "left-pad", "1.0.0", 1)
+	if err != nil {
+		t.Fatalf("Index: %v", err)
+	}
+	if got.Format != 1 || got.Size != 18 || !slices.Equal(got.Chunks, rec.Chunks) || got.Coverage != 0.995 || string(got.Stats) != `{"Files":3}` {
+		t.Errorf("Index = %+v, want %+v", got, rec)
+	}
+	if _, err := s.Index(ctx, "left-pad", "1.0.0", 2); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Index of another format: %v, want ErrNotFound", err)
+	}
+	// Same format again replaces (a rebuild).
+	rec.Chunks, rec.Size = rec.Chunks[:1], 9
+	if err := s.PutIndex(ctx, "left-pad", "1.0.0", rec); err != nil {
+		t.Fatalf("PutIndex again: %v", err)
+	}
+	if got, err = s.Index(ctx, "left-pad", "1.0.0", 1); err != nil || len(got.Chunks) != 1 || got.Size != 9 {
+		t.Errorf("Index after replace = %+v, %v", got, err)
+	}
 }

@@ -1,0 +1,67 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// PutIndex implements store.IndexStore. The chunks are checked in the
+// same transaction as the upsert, so a record never names a missing blob.
+func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.IndexRecord) error {
+	chunks := store.JoinHashes(rec.Chunks)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `SELECT id FROM versions WHERE name = $1 AND version = $2 AND state = 'ready'`,
+			name, version).Scan(&id)
+		if err != nil {
+			return interpretError(err)
+		}
+		var missing int
+		err = tx.QueryRow(ctx, `
+			SELECT count(*) FROM (SELECT DISTINCT substring($1::bytea FROM i * 32 + 1 FOR 32) AS h
+			                      FROM generate_series(0, $2::int - 1) AS i) c
+			WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = c.h)`, chunks, len(rec.Chunks)).Scan(&missing)
+		if err != nil {
+			return interpretError(err)
+		}
+		if missing > 0 {
+			return fmt.Errorf("%w: %d index chunks", store.ErrMissingBlob, missing)
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO version_indexes (version_id, format, size, chunks, coverage, stats)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (version_id, format) DO UPDATE
+			SET size = EXCLUDED.size, chunks = EXCLUDED.chunks, coverage = EXCLUDED.coverage,
+			    stats = EXCLUDED.stats, created_at = now()`,
+			id, rec.Format, rec.Size, chunks, rec.Coverage, string(rec.Stats))
+		return interpretError(err)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: put index of %s@%s: %w", name, version, err)
+	}
+	return nil
+}
+
+// Index implements store.IndexStore.
+func (s *Store) Index(ctx context.Context, name, version string, format int) (store.IndexRecord, error) {
+	rec := store.IndexRecord{Format: format}
+	var chunks []byte
+	var stats string
+	err := s.pool.QueryRow(ctx, `
+		SELECT i.size, i.chunks, i.coverage, i.stats
+		FROM version_indexes i JOIN versions v ON v.id = i.version_id
+		WHERE v.name = $1 AND v.version = $2 AND v.state = 'ready' AND i.format = $3`,
+		name, version, format).Scan(&rec.Size, &chunks, &rec.Coverage, &stats)
+	if err != nil {
+		return store.IndexRecord{}, fmt.Errorf("postgres: index of %s@%s: %w", name, version, interpretError(err))
+	}
+	if rec.Chunks, err = store.SplitHashes(chunks); err != nil {
+		return store.IndexRecord{}, fmt.Errorf("postgres: index of %s@%s: %w", name, version, err)
+	}
+	rec.Stats = []byte(stats)
+	return rec, nil
+}
