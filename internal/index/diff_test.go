@@ -80,7 +80,6 @@ func TestDifferential(t *testing.T) {
 	}{
 		{"dense", genCorpus(1, 40, 0), DefaultBuildLimits()},
 		{"dense/smallBlocks", genCorpus(1, 40, 0), smallBlocks()},
-		{"sparse", genCorpus(2, 40, 0.995), DefaultBuildLimits()},
 		{"sparse/smallBlocks", genCorpus(2, 40, 0.995), smallBlocks()},
 		{"medium/smallBlocks", genCorpus(3, 40, 0.9), smallBlocks()},
 	} {

@@ -30,6 +30,31 @@
 // which is sound because a match never leaves its line. Trigrams holding a
 // newline are not indexed: a grep match never contains one.
 //
+// # Scanning
+//
+// Candidates are checked with Go's regexp (RE2 semantics, linear time,
+// memory bounded by the program size) after the pattern is rewritten so
+// that it cannot match a newline; then one call can scan many lines and
+// still mean "per line". Three prefilters keep the regexp off most bytes:
+//
+//   - a literal every match contains ("Sync" in function\s+\w+Sync) is
+//     found by its rarest byte (per-package byte counts are stored in
+//     the index), and a pure literal needs no regexp at all;
+//   - the pattern's alphabet (the bytes a match can hold) cuts the line
+//     around a hit to the run of such bytes, which decides the line
+//     exactly, so a 5 MB minified line costs a few hundred bytes of
+//     regexp work per hit;
+//   - without a literal, only runs of alphabet bytes at least as long as
+//     the shortest match are given to the regexp (a[ab]{16}c looks at runs
+//     of 18 or more a, b and c).
+//
+// A search stops at Timeout, at the caps on matches and output bytes, and
+// when ctx is done; a regexp call too long to finish in about 0.5 s reads
+// its input through a reader that checks the clock. A search allocates at
+// most about MaxOutputBytes plus 4 bytes per candidate block plus the
+// regexp's state (proportional to MaxProgramSize); the text itself is
+// read from the mapping, never copied.
+//
 // # File format (version FormatVersion, all integers little-endian)
 //
 //	header   16 bytes  magic "pkgsidx\x00", u32 FormatVersion, u32 0

@@ -29,6 +29,7 @@ type plan struct {
 	progLen int            // compiled program size, for the per-call work bound
 	trig    *csindex.Query // trigram query; nil means every block
 	maxLen  int            // longest possible match in bytes, -1 if unbounded
+	minLen  int            // shortest possible match in bytes
 	lits    []string       // case-sensitive literals every match contains
 	pure    bool           // the pattern is the single literal lits[0]
 	alpha   *[256]bool     // bytes a match may contain; nil if nearly any
@@ -78,6 +79,7 @@ func compile(q Query, lim SearchLimits) (*plan, error) {
 	}
 
 	p.maxLen = maxLen(inner)
+	p.minLen = minLen(inner)
 	if hasReplacementChar(inner) {
 		// Go's regexp matches an invalid UTF-8 byte as U+FFFD, but the
 		// trigram of U+FFFD is its three-byte encoding: the index cannot
@@ -227,6 +229,36 @@ func maxLen(re *syntax.Regexp) int {
 		return n
 	}
 	return -1
+}
+
+// minLen returns a lower bound on the length of a match of re in bytes
+// (every rune counts one byte).
+func minLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minLen(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minLen(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n += minLen(sub)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, sub := range re.Sub {
+			if m := minLen(sub); n < 0 || m < n {
+				n = m
+			}
+		}
+		return max(n, 0)
+	}
+	return 0 // empty-width operators, x*, x?, no-match
 }
 
 // hasReplacementChar reports whether re can match U+FFFD explicitly.

@@ -399,9 +399,12 @@ func (s *searcher) run(units unitSet) {
 		if s.tick() {
 			return
 		}
-		if s.lit != nil {
+		switch {
+		case s.lit != nil:
 			s.scanHits(s.hitRanges(mine, units.all))
-		} else {
+		case s.p.alpha != nil && s.p.minLen > 0:
+			s.scanRuns(s.lineRanges(mine, units.all))
+		default:
 			s.scanLines(s.lineRanges(mine, units.all))
 		}
 	}
@@ -537,6 +540,63 @@ func (s *searcher) scanHits(ranges []span) {
 			skip = pos
 		}
 	}
+}
+
+// scanRuns finds lines through the pattern's alphabet when it has no
+// literal to look for: every match lies in a run of at least minLen
+// alphabet bytes, so the regexp runs only on such runs (plus the byte on
+// each side), and the first run with a match holds the line's first
+// match. a[ab]{16}c then looks only at runs of 18 or more a, b and c.
+func (s *searcher) scanRuns(ranges []span) {
+	text, n := s.text, len(s.text)
+	skip := 0
+	for _, r := range ranges {
+		pos := max(r.a, skip)
+		for pos < r.b && !s.tick() {
+			i, j := nextRun(text[pos:r.b], s.p.alpha, s.p.minLen)
+			if i < 0 {
+				break
+			}
+			i, j = pos+i, pos+j
+			pos = j + 1 // text[j] is outside the alphabet (or the range end)
+			wa, wb := max(i-1, 0), min(j+1, n)
+			ms, _, ok := s.exec(text[wa:wb])
+			if !ok {
+				continue
+			}
+			ls, le := s.lineStart(wa+ms), s.lineEnd(wa+ms)
+			s.emit(ls, le, wa+ms, wa+ms)
+			pos = le + 1
+			skip = pos
+		}
+	}
+}
+
+// nextRun returns the first maximal run [i, j) of alphabet bytes in b at
+// least m long, or -1, -1. b must not start inside a run (its first byte
+// follows a byte outside the alphabet, or nothing). It looks at every m-th
+// byte until one is in the alphabet: a run of m bytes must cover it.
+func nextRun(b []byte, alpha *[256]bool, m int) (int, int) {
+	for i := 0; i+m <= len(b); {
+		k := i + m - 1
+		if !alpha[b[k]] {
+			i = k + 1
+			continue
+		}
+		s := k
+		for s > i && alpha[b[s-1]] {
+			s--
+		}
+		e := k + 1
+		for e < len(b) && alpha[b[e]] {
+			e++
+		}
+		if e-s >= m {
+			return s, e
+		}
+		i = e + 1
+	}
+	return -1, -1
 }
 
 // scanLines runs the regexp over spans of whole lines, in chunks of at

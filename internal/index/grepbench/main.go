@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -45,6 +46,7 @@ func run() error {
 	keep := flag.String("o", "", "write the index here (default: a temp file, removed)")
 	reuse := flag.Bool("reuse", false, "search the existing index at -o instead of building one")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed searches")
+	storm := flag.Int("storm", 0, "after timing, run this many concurrent searchers (20 searches each) and report peak memory")
 	flag.Parse()
 	if *dir == "" || flag.NArg() == 0 {
 		return errors.New("usage: grepbench -dir DIR PATTERN...")
@@ -70,7 +72,10 @@ func run() error {
 	}
 	out := *keep
 	if *reuse {
-		return searchAll(*dir, out, *runs, *useRg, *ci, *ww, *fixed, *cpuprofile)
+		if err := searchAll(*dir, out, *runs, *useRg, *ci, *ww, *fixed, *cpuprofile); err != nil {
+			return err
+		}
+		return runStorm(out, *storm)
 	}
 	if out == "" {
 		f, err := os.CreateTemp("", "grepbench-*.idx")
@@ -104,7 +109,84 @@ func run() error {
 		buildTime.Round(time.Millisecond), float64(buildTime.Milliseconds())/mb, float64(ms1.TotalAlloc-ms0.TotalAlloc)/(1<<20),
 		100*st.Coverage, st.TextBytes, len(st.NotIndexed))
 
-	return searchAll(*dir, out, *runs, *useRg, *ci, *ww, *fixed, *cpuprofile)
+	if err := searchAll(*dir, out, *runs, *useRg, *ci, *ww, *fixed, *cpuprofile); err != nil {
+		return err
+	}
+	return runStorm(out, *storm)
+}
+
+// runStorm runs n goroutines that each search every pattern 20 times,
+// with the default limits, and reports the peak Go heap and the peak
+// resident set (which also counts the mapped index pages, shared with the
+// page cache).
+func runStorm(path string, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	ix, err := index.Open(path)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	runtime.GC()
+	var peak uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+		}
+	}()
+	patterns := append(flag.Args(), `\w+Sync\(`, `ArrowLeft|ArrowRight`)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	start := time.Now()
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				q := index.Query{Pattern: patterns[(g+i)%len(patterns)], MaxMatches: 1000}
+				if _, err := ix.Search(context.Background(), q, index.DefaultSearchLimits()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	close(errs)
+	for err := range errs {
+		return err
+	}
+	fmt.Printf("  storm: %d searchers x 20 searches in %v; peak Go heap in use %.1f MB; peak RSS %s (mapped index pages included)\n",
+		n, time.Since(start).Round(time.Millisecond), float64(peak)/(1<<20), vmHWM())
+	return nil
+}
+
+func vmHWM() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, ln := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(ln, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 func searchAll(dir, out string, runs int, useRg, ci, ww, fixed bool, cpuprofile string) error {
