@@ -102,6 +102,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return &Store{pool: pool, coder: coder, opts: opts}, nil
 }
 
+// Pool returns the store's connection pool, for components that keep their
+// own tables in the same database (the warm job queue, internal/warm).
+// Callers must not close it; it is closed by Close.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
 // Close releases the pool. It waits for connections in use to be returned.
 func (s *Store) Close() error {
 	s.pool.Close()

@@ -163,6 +163,14 @@ func dsn(abs string, opts Options, readOnly bool) string {
 	return "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
 }
 
+// DB returns the store's single writer connection, for components that
+// keep their own tables in the same file (the warm job queue,
+// internal/warm). SQLite admits one writer at a time, so they must write
+// through this pool rather than open another. Callers must not close it,
+// and must not hold a transaction or an open result set on it while
+// calling the Store (it has one connection).
+func (s *Store) DB() *sql.DB { return s.w }
+
 // Close closes both pools. It waits for statements in progress.
 func (s *Store) Close() error {
 	var errs []error

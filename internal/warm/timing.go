@@ -1,0 +1,116 @@
+package warm
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// JobTiming splits one warm job's time between its stages, measured by
+// the wrappers TimeRegistry and TimeStore around the fill chain's registry
+// and store. What is left of Total (Other) is the ingest's own CPU work:
+// gunzip, untar, sha256 and zstd of each body.
+type JobTiming struct {
+	// Metadata is spent reading packuments (resolution and the fetch
+	// link's dist lookup).
+	Metadata time.Duration `json:"metadata"`
+	// Download is spent fetching and verifying the tarball.
+	Download time.Duration `json:"download"`
+	// Store is spent in PutBlobs and CommitVersion.
+	Store time.Duration `json:"store"`
+	// Total is the whole job.
+	Total time.Duration `json:"total"`
+	// DownloadBytes is the compressed tarball size.
+	DownloadBytes int64 `json:"downloadBytes"`
+}
+
+// Other is Total less the measured stages.
+func (t JobTiming) Other() time.Duration {
+	return max(0, t.Total-t.Metadata-t.Download-t.Store)
+}
+
+// Add sums u into t.
+func (t *JobTiming) Add(u JobTiming) {
+	t.Metadata += u.Metadata
+	t.Download += u.Download
+	t.Store += u.Store
+	t.Total += u.Total
+	t.DownloadBytes += u.DownloadBytes
+}
+
+// timer collects one job's timing; the wrappers find it in the context,
+// which the fill chain passes down (its single-flight detaches the
+// cancellation but keeps the values).
+type timer struct {
+	mu sync.Mutex
+	t  JobTiming
+}
+
+type timerKey struct{}
+
+func withTimer(ctx context.Context, t *timer) context.Context {
+	return context.WithValue(ctx, timerKey{}, t)
+}
+
+func record(ctx context.Context, f func(*JobTiming)) {
+	if t, ok := ctx.Value(timerKey{}).(*timer); ok {
+		t.mu.Lock()
+		f(&t.t)
+		t.mu.Unlock()
+	}
+}
+
+func (t *timer) snapshot() JobTiming {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.t
+}
+
+// TimeRegistry wraps the fill chain's registry so that warm jobs record
+// the time spent on packuments and tarballs. Calls from outside a warm job
+// pass through unmeasured.
+func TimeRegistry(r fill.Registry) fill.Registry { return timedRegistry{r} }
+
+type timedRegistry struct{ fill.Registry }
+
+func (r timedRegistry) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
+	start := time.Now()
+	p, err := r.Registry.Packument(ctx, name)
+	record(ctx, func(t *JobTiming) { t.Metadata += time.Since(start) })
+	return p, err
+}
+
+func (r timedRegistry) Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error) {
+	start := time.Now()
+	b, err := r.Registry.Tarball(ctx, name, v)
+	record(ctx, func(t *JobTiming) {
+		t.Download += time.Since(start)
+		t.DownloadBytes += int64(len(b))
+	})
+	return b, err
+}
+
+// TimeStore wraps the store the fill chain writes to so that warm jobs
+// record the time spent writing. Calls from outside a warm job pass
+// through unmeasured.
+func TimeStore(s store.Store) store.Store { return timedStore{s} }
+
+type timedStore struct{ store.Store }
+
+func (s timedStore) PutBlobs(ctx context.Context, blobs []store.Blob) error {
+	start := time.Now()
+	err := s.Store.PutBlobs(ctx, blobs)
+	record(ctx, func(t *JobTiming) { t.Store += time.Since(start) })
+	return err
+}
+
+func (s timedStore) CommitVersion(ctx context.Context, v store.NewVersion) error {
+	start := time.Now()
+	err := s.Store.CommitVersion(ctx, v)
+	record(ctx, func(t *JobTiming) { t.Store += time.Since(start) })
+	return err
+}

@@ -1,0 +1,120 @@
+package warm
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+)
+
+func TestParseSpecArg(t *testing.T) {
+	for _, tc := range []struct{ in, name, spec string }{
+		{"react", "react", ""},
+		{"react@19", "react", "19"},
+		{"react@", "react", ""},
+		{"@types/react", "@types/react", ""},
+		{"@types/react@^19.1", "@types/react", "^19.1"},
+		{"lucide-react@latest", "lucide-react", "latest"},
+		{"left@npm:left-pad@^1.3.0", "left-pad", "^1.3.0"},
+		{"x@npm:@scope/y@2", "@scope/y", "2"},
+		{"@", "@", ""},
+		{"", "", ""},
+	} {
+		if got := ParseSpecArg(tc.in); got.Name != tc.name || got.Spec != tc.spec || got.Skip != "" {
+			t.Errorf("ParseSpecArg(%q) = %+v, want %q @ %q", tc.in, got, tc.name, tc.spec)
+		}
+	}
+}
+
+// FuzzParseSpecArg checks that ParseSpecArg never panics and, for input
+// that is not an alias, loses nothing: name@spec is the input.
+func FuzzParseSpecArg(f *testing.F) {
+	for _, s := range []string{"react", "@types/react@^19", "a@npm:b@1", "@", "@@", "x@y@z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		w := ParseSpecArg(in)
+		if strings.Contains(in, "@npm:") {
+			return
+		}
+		joined := w.Name
+		if w.Spec != "" || strings.HasSuffix(in, "@") && len(in) > 1 {
+			joined += "@" + w.Spec
+		}
+		if joined != in {
+			t.Errorf("ParseSpecArg(%q) = %+v, which joins to %q", in, w, joined)
+		}
+	})
+}
+
+func TestRetryPolicy(t *testing.T) {
+	p := &retryPolicy{base: time.Second, max: 10 * time.Second}
+	for _, tc := range []struct {
+		attempt int
+		want    time.Duration
+	}{{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {4, 8 * time.Second}, {5, 10 * time.Second}, {60, 10 * time.Second}} {
+		before := time.Now()
+		got := p.NextRetry(&rivertype.JobRow{Attempt: tc.attempt}).Sub(before)
+		if got < tc.want || got > tc.want+tc.want/10+50*time.Millisecond {
+			t.Errorf("attempt %d: retry in %s, want %s plus at most 10%% jitter", tc.attempt, got, tc.want)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for name, tweak := range map[string]func(*Config){
+		"workers":         func(c *Config) { c.Workers = 0 },
+		"max-attempts":    func(c *Config) { c.MaxAttempts = -1 },
+		"retry-base":      func(c *Config) { c.RetryBase = time.Hour },
+		"poll-interval":   func(c *Config) { c.PollInterval = 0 },
+		"queue":           func(c *Config) { c.Queue = "" },
+		"workers (10000)": func(c *Config) { c.Workers = 20_000 },
+	} {
+		c := DefaultConfig()
+		tweak(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), strings.Fields(name)[0]) {
+			t.Errorf("%s: %v, want an error naming it", name, err)
+		}
+	}
+}
+
+// TestCleanup checks that the periodic cleanup deletes requests past
+// RequestRetention and keeps the others.
+func TestCleanup(t *testing.T) {
+	for _, kind := range backends {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			reg := fakeregistry.New(t)
+			w := newWorker(t, reg, newLocation(t, kind).open(t), testConfig(), nil)
+			keep, err := w.q.Submit(t.Context(), "new", specs("Bad Name"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := w.q.Submit(t.Context(), "old", specs("Bad Name"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stale := time.Now().Add(-w.q.cfg.RequestRetention - time.Minute)
+			if _, err := w.q.db.exec(t.Context(), `UPDATE warm_requests SET created_at = ? WHERE id = ?`, w.q.db.at(stale), old); err != nil {
+				t.Fatal(err)
+			}
+			if err := (&cleanupWorker{q: w.q}).Work(t.Context(), &river.Job[cleanupArgs]{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.q.Progress(t.Context(), old); err == nil {
+				t.Error("the old request survived the cleanup")
+			}
+			if p, err := w.q.Progress(t.Context(), keep); err != nil || p.Failed != 1 {
+				t.Errorf("the new request: %+v, %v", p, err)
+			}
+		})
+	}
+}
