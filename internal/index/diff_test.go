@@ -69,7 +69,7 @@ var diffPatterns = []string{
 	"a.{20}b", "a.{0,100}b", "[a-c]{3}", "(a|b)(c|A)", `\.`, "aaaaaaaaaaaaaaaaaaaaaaaaa", "x{3,}y",
 	`\bx`, `_\b`, `\x{FFFD}`, `[\x{FFFD}a]b`, `function\s+\w+Sync`, `use[A-Z]\w+`, `\(\)`, `xy\b`,
 	"Sync", "function readSync", `\d+`, `[[:upper:]]b`, `(?s:a.b)`, `(?m:^x)`, `b(?i:AB)`, `\pL{4}`,
-	`[^\x00-\x7f]`, `yx|\bab`, `(?U)a+b`, `\Bb`,
+	`[^\x00-\x7f]`, `yx|\bab`, `(?U)a+b`, `\Bb`, `^\s*$`, `^(ab|yx)`, `^.{3}$`, `^[^a]`, `^$|x$`,
 }
 
 func TestDifferential(t *testing.T) {

@@ -25,6 +25,7 @@ var ErrBadQuery = errors.New("bad query")
 // scanner need to know about it.
 type plan struct {
 	re      *regexp.Regexp // runs on lines and windows; nil when pure
+	anch    *regexp.Regexp // re anchored at \A, for a pattern that starts every match at a line start; run once per line
 	col     int            // submatch whose start is the column: 0, or 1 for WholeWord
 	progLen int            // compiled program size, for the per-call work bound
 	trig    *csindex.Query // trigram query; nil means every block
@@ -78,6 +79,11 @@ func compile(q Query, lim SearchLimits) (*plan, error) {
 		return nil, fmt.Errorf("%v: %w", err, ErrBadPattern)
 	}
 
+	if !q.WholeWord && lineAnchored(inner) {
+		if p.anch, err = anchorText(src); err != nil {
+			return nil, err
+		}
+	}
 	p.maxLen = maxLen(inner)
 	p.minLen = minLen(inner)
 	if hasReplacementChar(inner) {
@@ -142,6 +148,54 @@ func lineOnly(re *syntax.Regexp) error {
 		}
 	}
 	return nil
+}
+
+// lineAnchored reports whether every match of re starts with ^.
+func lineAnchored(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpBeginLine:
+		return true
+	case syntax.OpConcat, syntax.OpCapture:
+		return len(re.Sub) > 0 && lineAnchored(re.Sub[0])
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !lineAnchored(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// anchorText compiles src with its leading ^ turned into \A. Run on one
+// line, it means the same, but Go's regexp then tries only offset 0
+// instead of every offset: ^$ costs one call per line instead of a scan
+// of every byte by the NFA (1.3 s on typescript@5.9.3, rg 0.09 s).
+func anchorText(src string) (*regexp.Regexp, error) {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", err, ErrBadPattern)
+	}
+	var anchor func(*syntax.Regexp)
+	anchor = func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpBeginLine:
+			re.Op = syntax.OpBeginText
+		case syntax.OpConcat, syntax.OpCapture:
+			anchor(re.Sub[0])
+		case syntax.OpAlternate:
+			for _, sub := range re.Sub {
+				anchor(sub)
+			}
+		}
+	}
+	anchor(re)
+	a, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", err, ErrBadPattern)
+	}
+	return a, nil
 }
 
 // checkProgram bounds the compiled size of src. Go's regexp runs in time

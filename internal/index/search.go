@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -600,9 +601,23 @@ func nextRun(b []byte, alpha *[256]bool, m int) (int, int) {
 }
 
 // scanLines runs the regexp over spans of whole lines, in chunks of at
-// most MaxFastWork/progLen bytes so that each call stays bounded.
+// most MaxFastWork/progLen bytes so that each call stays bounded. A
+// pattern anchored at line starts runs once per line instead.
 func (s *searcher) scanLines(ranges []span) {
 	text := s.text
+	if s.p.anch != nil {
+		skip := 0
+		for _, r := range ranges {
+			for ls := max(r.a, skip); ls <= r.b && !s.tick(); ls = skip {
+				le := min(s.lineEnd(ls), r.b)
+				if ms, me, ok := s.execRe(s.p.anch, text[ls:le]); ok {
+					s.emit(ls, le, ls+ms, ls+me)
+				}
+				skip = le + 1
+			}
+		}
+		return
+	}
 	chunk := int(max(s.lim.MaxFastWork/int64(max(s.p.progLen, 1)), 4096))
 	skip := 0
 	for _, r := range ranges {
@@ -769,12 +784,17 @@ func (s *searcher) runeAlign(a, b, ls, le int) (int, int) {
 	return a, b
 }
 
-// exec finds the leftmost match in b (of submatch p.col) and returns its
-// bounds. Calls whose bytes times program size exceed MaxFastWork read b
+// exec finds the leftmost match of p.re in b (of submatch p.col) and
+// returns its bounds. Calls whose bytes times program size exceed MaxFastWork read b
 // through a reader that checks the deadline about every 2^20 instruction
 // steps, so no call outlives the timeout by more than about 10 ms.
 func (s *searcher) exec(b []byte) (int, int, bool) {
-	re, c := s.p.re, s.p.col
+	return s.execRe(s.p.re, b)
+}
+
+// execRe is exec with another regexp of the same plan (p.anch).
+func (s *searcher) execRe(re *regexp.Regexp, b []byte) (int, int, bool) {
+	c := s.p.col
 	if int64(len(b))*int64(s.p.progLen) <= s.lim.MaxFastWork {
 		var loc []int
 		if c == 0 {
