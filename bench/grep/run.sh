@@ -43,7 +43,7 @@ bench() {
 	fi
 	# One untimed rg pass warms the page cache for both sides.
 	rg -uu -c zzzzzz "$dir/package" >/dev/null || true
-	"$work/grepbench" -dir "$dir/package" -runs "$runs" -o "$work/$(basename "$dir").idx" "$@"
+	"$work/grepbench" -name "$spec" -dir "$dir/package" -runs "$runs" -o "$work/$(basename "$dir").idx" "$@"
 }
 
 bench next@16.4.6 useRouter 'function\s+\w+Sync'

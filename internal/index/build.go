@@ -43,10 +43,10 @@ type BuildLimits struct {
 	BinarySniffBytes int
 	// MaxIndexedBytes caps the text bytes given trigrams, which bounds
 	// Build's memory (postings are held in memory until written, about
-	// 0.3 bytes per text byte on npm code, plus 2.5 MB of tables). Files past the cap, in path
-	// order, are stored unindexed and scanned at query time: they are
-	// listed in Stats.NotIndexed and lower Stats.Coverage. npm's largest
-	// packages unpack to a few hundred MB.
+	// 0.3 bytes per text byte on npm code, plus 2.5 MB of tables). Files
+	// past the cap, in path order, are stored unindexed and scanned at
+	// query time: they are listed in Stats.NotIndexed and lower
+	// Stats.Coverage. npm's largest packages unpack to a few hundred MB.
 	MaxIndexedBytes int64
 	// MaxTextBytes caps the text stored in one index; Build fails with
 	// ErrTooLarge beyond it.

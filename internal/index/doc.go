@@ -55,6 +55,21 @@
 // regexp's state (proportional to MaxProgramSize); the text itself is
 // read from the mapping, never copied.
 //
+// # Differences from ripgrep
+//
+// Search reports the lines `rg -n` reports wherever Go's RE2 dialect and
+// ripgrep's agree. Known differences, all of dialect or encoding: \w, \d,
+// \s and \b are ASCII in Go and Unicode in ripgrep (so \bexport\b also
+// matches "exportů" here), and WholeWord's word characters are ASCII too;
+// . and negated classes match an invalid UTF-8 byte in Go but not in
+// ripgrep; U+FFFD in a pattern matches invalid bytes in Go (such patterns
+// skip the index, so the answer is still Go's); ripgrep transcodes UTF-16
+// files with a byte order mark, which here are binary (they hold NULs);
+// ripgrep stops at the first NUL anywhere, here only a NUL in the first
+// BinarySniffBytes makes a file binary. ripgrep 13's -w matched patterns
+// that start or end with a non-word character loosely (fixed in 14);
+// WholeWord follows ripgrep 14.
+//
 // # File format (version FormatVersion, all integers little-endian)
 //
 //	header   16 bytes  magic "pkgsidx\x00", u32 FormatVersion, u32 0
