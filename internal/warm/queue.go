@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc64"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -83,6 +84,11 @@ type Queue struct {
 	closeDB bool // db.sql was opened here (Postgres) and is closed by Close
 	rc      riverClient
 	gate    gate
+
+	mu      sync.Mutex
+	fetched int       // jobs run here that stored a version
+	timing  JobTiming // their summed timing
+
 	// testOnly makes River skip its startup jitter; tests set it.
 	testOnly bool
 }
@@ -263,4 +269,13 @@ func (q *Queue) Enqueue(ctx context.Context, name, version string) error {
 		return fmt.Errorf("warm: enqueue %s@%s: %w", name, version, err)
 	}
 	return nil
+}
+
+// Fetched reports how many jobs this process ran that stored a version
+// (not those that found it present), and their summed timing: what the
+// benchmark splits into download, store and the rest.
+func (q *Queue) Fetched() (int, JobTiming) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.fetched, q.timing
 }

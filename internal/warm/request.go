@@ -61,8 +61,15 @@ func (q *Queue) Submit(ctx context.Context, source string, wants []Want) (string
 			items = append(items, it)
 			continue
 		}
+		if a.Reformat > 0 && a.Version == "" {
+			it.State, it.Reason = Failed, "reindex needs an exact version"
+			items = append(items, it)
+			continue
+		}
 		if a.Version != "" {
 			it.Version = a.Version
+		}
+		if a.Version != "" && a.Reformat == 0 {
 			v, err := q.deps.Store.Version(ctx, a.Name, a.Version)
 			switch {
 			case err == nil && v.State == store.StateReady:
@@ -132,9 +139,9 @@ func argsFor(w Want) (Args, error) {
 		return Args{}, err
 	}
 	if spec.Kind == npmspec.Version {
-		return Args{Name: w.Name, Version: spec.Raw}, nil
+		return Args{Name: w.Name, Version: spec.Raw, Reformat: w.Reformat}, nil
 	}
-	return Args{Name: w.Name, Spec: spec.Raw}, nil
+	return Args{Name: w.Name, Spec: spec.Raw, Reformat: w.Reformat}, nil
 }
 
 // newID returns 128 random bits in hex.

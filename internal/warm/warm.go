@@ -60,6 +60,9 @@ type Args struct {
 	Name    string `json:"name" river:"unique"`
 	Version string `json:"version,omitempty" river:"unique"`
 	Spec    string `json:"spec,omitempty" river:"unique"`
+	// Reformat, when not 0, re-ingests the stored Version if it was
+	// stored under an ingest format older than Reformat (indexer reindex).
+	Reformat int `json:"reformat,omitempty" river:"unique"`
 }
 
 // Kind implements river.JobArgs.
@@ -106,6 +109,10 @@ type Want struct {
 	// Skip, when not "", records the package as Skipped with this reason
 	// instead of warming it (a dependency the registry does not serve).
 	Skip string
+	// Reformat, when not 0, asks to ingest the exact version Spec again
+	// if it is stored under an ingest format older than Reformat (see
+	// IngestFormat and Queue.Stale).
+	Reformat int
 }
 
 // Item is one package of a request and what became of it.

@@ -45,6 +45,12 @@ func (w *jobWorker) Work(ctx context.Context, job *river.Job[Args]) error {
 	out.Timing = &timing
 
 	if err == nil {
+		if out.State == Done {
+			q.mu.Lock()
+			q.fetched++
+			q.timing.Add(timing)
+			q.mu.Unlock()
+		}
 		return q.finish(ctx, job.ID, out)
 	}
 	var wait *snoozeError
@@ -104,6 +110,11 @@ func (q *Queue) warmOne(ctx context.Context, a Args) (Outcome, error) {
 		}
 	}
 	out := Outcome{Version: version}
+	if a.Reformat > 0 {
+		if _, err := q.invalidate(ctx, a.Name, version, a.Reformat); err != nil {
+			return out, err
+		}
+	}
 	// The one lookup a version already present costs.
 	v, err := q.deps.Store.Version(ctx, a.Name, version)
 	switch {
@@ -118,6 +129,11 @@ func (q *Queue) warmOne(ctx context.Context, a Args) (Outcome, error) {
 	}
 	if err := q.deps.Fill.Fill(ctx, a.Name, version); err != nil {
 		return out, fmt.Errorf("warming %s@%s: %w", a.Name, version, err)
+	}
+	if a.Reformat > 0 {
+		if err := q.recordFormat(ctx, a.Name, version); err != nil {
+			return out, err
+		}
 	}
 	if v, err = q.deps.Store.Version(ctx, a.Name, version); err != nil {
 		return out, fmt.Errorf("reading back %s@%s: %w", a.Name, version, err)

@@ -39,6 +39,16 @@ CREATE TABLE warm_items (
 -- A finishing job settles every pending item that waits on it.
 CREATE INDEX warm_items_pending_job ON warm_items (job_id) WHERE state = 'pending';
 
+-- ingest_format is the version of the extraction rules (internal/ingest,
+-- internal/pkgpath) a version was stored under, so that `indexer reindex`
+-- can find the versions stored under older rules and ingest them again
+-- (warm.IngestFormat is the current one). Rows written before this column
+-- existed were stored under format 1.
+ALTER TABLE versions ADD COLUMN ingest_format integer NOT NULL DEFAULT 1 CHECK (ingest_format >= 0);
+CREATE INDEX versions_ingest_format ON versions (ingest_format) WHERE state = 'ready';
+
 -- +goose Down
+DROP INDEX versions_ingest_format;
+ALTER TABLE versions DROP COLUMN ingest_format;
 DROP TABLE warm_items;
 DROP TABLE warm_requests;

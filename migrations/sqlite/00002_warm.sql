@@ -25,6 +25,11 @@ CREATE TABLE warm_items (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX warm_items_pending_job ON warm_items (job_id) WHERE state = 'pending';
 
+ALTER TABLE versions ADD COLUMN ingest_format INTEGER NOT NULL DEFAULT 1 CHECK (ingest_format >= 0);
+CREATE INDEX versions_ingest_format ON versions (ingest_format) WHERE state = 'ready';
+
 -- +goose Down
+DROP INDEX versions_ingest_format;
+ALTER TABLE versions DROP COLUMN ingest_format;
 DROP TABLE warm_items;
 DROP TABLE warm_requests;

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/pgtest"
+	"github.com/pkgscope/pkgscope/internal/popular"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// cli runs indexer commands against a fake registry and one store.
+type cli struct {
+	t    *testing.T
+	reg  *fakeregistry.Registry
+	env  map[string]string
+	data string
+}
+
+func newCLI(t *testing.T, postgres bool) *cli {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "npmrc")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := fakeregistry.New(t)
+	c := &cli{t: t, reg: reg, data: t.TempDir(), env: map[string]string{
+		"npm_config_registry":     reg.URL(),
+		"NPM_CONFIG_USERCONFIG":   empty,
+		"NPM_CONFIG_GLOBALCONFIG": empty,
+		"HOME":                    t.TempDir(),
+		"PKGSCOPE_PROJECT_DIR":    t.TempDir(),
+		// Short delays, so a failing package is reported in milliseconds.
+		"PKGSCOPE_WARM_RETRY_BASE":    "5ms",
+		"PKGSCOPE_WARM_RETRY_MAX":     "20ms",
+		"PKGSCOPE_WARM_POLL_INTERVAL": "20ms",
+		"PKGSCOPE_WARM_MAX_ATTEMPTS":  "2",
+	}}
+	if postgres {
+		c.env["PKGSCOPE_DATABASE_URL"] = pgtest.URL(t)
+	}
+	return c
+}
+
+func (c *cli) publish(name, version string) {
+	c.reg.Publish(name, version, tarballtest.Package(c.t, map[string]string{
+		"package.json": `{"name":"` + name + `","version":"` + version + `"}`,
+		"index.js":     "module.exports = 1;\n",
+	}))
+}
+
+// run runs the indexer with args (and --data-dir) and returns its exit
+// code and output.
+func (c *cli) run(args ...string) (int, string) {
+	c.t.Helper()
+	out, err := os.CreateTemp(c.t.TempDir(), "stdout")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer out.Close()
+	args = append(args, "--data-dir", c.data)
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	code := run(c.t.Context(), args, func(k string) string { return c.env[k] }, log, out, out)
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+func TestWarmCommand(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		name := "sqlite"
+		if pg {
+			name = "pg"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newCLI(t, pg)
+			c.publish("alpha", "1.0.0")
+			c.publish("alpha", "1.2.0")
+			c.publish("@s/beta", "2.0.0")
+			// Mirror flags (--max-files) and the indexer's (--workers)
+			// mix with the specs.
+			code, out := c.run("warm", "alpha@^1", "--workers", "2", "@s/beta", "--max-files=1000", "--no-progress")
+			if code != exitOK || !strings.Contains(out, "warmed              2") {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			for _, want := range []string{"warm 2/2", "job time (2 fetched here", "download"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			code, out = c.run("warm", "alpha@1.2.0", "missing@1.0.0", "--no-progress")
+			if code != exitFailed || !strings.Contains(out, "already present     1") || !strings.Contains(out, "missing@1.0.0: ") {
+				t.Errorf("a failed package: exit %d, want %d, with the present one and the failure listed:\n%s", code, exitFailed, out)
+			}
+			if n := c.reg.TarballDownloads("alpha", "1.2.0"); n != 1 {
+				t.Errorf("alpha@1.2.0 downloaded %d times, want 1", n)
+			}
+		})
+	}
+}
+
+func TestWarmLockfileCommand(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	dir := t.TempDir()
+	lock := `{"name":"app","lockfileVersion":3,"requires":true,"packages":{
+		"":{"name":"app","dependencies":{"ms":"2.1.3","local":"file:../local"}},
+		"node_modules/ms":{"version":"2.1.3","resolved":"x","integrity":"sha512-x"},
+		"node_modules/local":{"resolved":"../local","link":true}}}`
+	if err := os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(lock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.publish("ms", "2.1.3")
+	c.publish("ms", "3.0.0")
+	code, out := c.run("warm", "--lockfile", dir, "--no-progress")
+	if code != exitOK || !strings.Contains(out, "warmed              1") || !strings.Contains(out, "skipped             1") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if c.reg.TarballDownloads("ms", "3.0.0") != 0 || c.reg.TarballDownloads("ms", "2.1.3") != 1 {
+		t.Error("warmed something other than the locked ms@2.1.3")
+	}
+}
+
+func TestDetachAndWorker(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	c.publish("gamma", "1.0.0")
+	code, out := c.run("warm", "--detach", "gamma@1.0.0")
+	id := strings.TrimSpace(out)
+	if code != exitOK || len(id) != 32 {
+		t.Fatalf("detach: exit %d, output %q, want a request id", code, out)
+	}
+	code, out = c.run("status", id)
+	if code != exitOK || !strings.Contains(out, "still pending       1") {
+		t.Errorf("status before a worker ran: exit %d:\n%s", code, out)
+	}
+	// A worker runs the job; stopping it (as SIGTERM does) ends it.
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int)
+	go func() {
+		out, _ := os.CreateTemp(t.TempDir(), "worker")
+		defer out.Close()
+		log := slog.New(slog.NewTextHandler(out, nil))
+		done <- run(ctx, []string{"worker", "--data-dir", c.data}, func(k string) string { return c.env[k] }, log, out, out)
+	}()
+	// `warm` of the same version joins the queued job rather than adding
+	// one, and returns when the worker has run it.
+	code, out = c.run("warm", "gamma@1.0.0", "--no-progress", "--workers", "1")
+	cancel()
+	if got := <-done; got != exitOK {
+		t.Errorf("worker exit %d", got)
+	}
+	if code != exitOK || c.reg.TarballDownloads("gamma", "1.0.0") != 1 {
+		t.Errorf("exit %d, %d downloads:\n%s", code, c.reg.TarballDownloads("gamma", "1.0.0"), out)
+	}
+	if code, out := c.run("status", id); code != exitOK || !strings.Contains(out, "warmed              1") {
+		t.Errorf("status after: exit %d:\n%s", code, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"warm"},
+		{"warm", "x", "--lockfile", "y"},
+		{"warm", "x", "--workers", "0"},
+		{"warm", "x", "--job-timeout", "1m"}, // not above fill-timeout
+		{"warm", "x", "--no-such-flag", "1"},
+		{"popular", "--top", "0"},
+		{"popular", "refresh", "--from-downloads", "x.tsv"}, // no --date
+		{"reindex", "--format", "99"},
+		{"status"},
+	} {
+		if code, out := c.run(args...); code == exitOK {
+			t.Errorf("%q: exit 0:\n%s", args, out)
+		}
+	}
+}
+
+func TestPopularRefreshFromDownloads(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	dir := t.TempDir()
+	tsv := filepath.Join(dir, "index.tsv")
+	if err := os.WriteFile(tsv, []byte("name\tversion\tdownloads_a_month\nb\t1.0.0\t5\na\t1.0.0\t9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "popular.json")
+	if code, msg := c.run("popular", "refresh", "--from-downloads", tsv, "--date", "2026-11-30", "--out", out); code != exitOK {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := popular.Parse(b)
+	if err != nil || strings.Join(l.Top(5), ",") != "a,b" || l.Date != "2026-11-30" || l.Source != "index.tsv" {
+		t.Errorf("wrote %s (%v)", b, err)
+	}
+	// From the registry's search: the fake registry does not serve it, and
+	// the error says so.
+	code, msg := c.run("popular", "refresh", "--out", out)
+	if code == exitOK || !strings.Contains(msg, "404") {
+		t.Errorf("refresh from a registry without search: exit %d: %s", code, msg)
+	}
+}
+
+func TestPopularCommand(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	l, err := popular.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range l.Top(2) {
+		c.publish(name, "1.0.0")
+	}
+	code, out := c.run("popular", "--top", "2", "--no-progress")
+	if code != exitOK || !strings.Contains(out, "warmed              2") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestReindexDryRun(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	c.publish("delta", "1.0.0")
+	if code, out := c.run("warm", "delta@1.0.0", "--no-progress"); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out := c.run("reindex", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "0 versions stored under an ingest format older than 1") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,58 @@
+package warm
+
+import (
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+)
+
+// TestReindex marks a stored version as stored under an older ingest
+// format: reindex finds it, ingests it again (a second download), and
+// records the current format, after which nothing is stale.
+func TestReindex(t *testing.T) {
+	for _, kind := range backends {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			reg := fakeregistry.New(t)
+			publish(t, reg, "old", "1.0.0")
+			publish(t, reg, "new", "1.0.0")
+			w := newWorker(t, reg, newLocation(t, kind).open(t), testConfig(), nil)
+			w.start()
+			w.warm(specs("old@1.0.0", "new@1.0.0")...)
+			if _, err := w.q.db.exec(t.Context(), `UPDATE versions SET ingest_format = 0 WHERE name = 'old'`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.q.Stale(t.Context(), IngestFormat+1, 10); err == nil {
+				t.Error("Stale accepted a format newer than the binary's")
+			}
+			stale, err := w.q.Stale(t.Context(), IngestFormat, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(stale) != 1 || stale[0].Name != "old" || stale[0].Spec != "1.0.0" {
+				t.Fatalf("stale %+v, want old@1.0.0 alone", stale)
+			}
+			p := w.warm(stale...)
+			if it := p.Items[0]; it.State != Done {
+				t.Fatalf("reindex: %+v, want done", it)
+			}
+			if n := reg.TarballDownloads("old", "1.0.0"); n != 2 {
+				t.Errorf("old@1.0.0 downloaded %d times, want 2 (warm, reindex)", n)
+			}
+			if files, err := w.st.Files(t.Context(), "old", "1.0.0"); err != nil || len(files) != 2 {
+				t.Errorf("after reindex: %d files, %v; want 2", len(files), err)
+			}
+			if stale, err := w.q.Stale(t.Context(), IngestFormat, 10); err != nil || len(stale) != 0 {
+				t.Errorf("stale after reindex: %+v, %v; want none", stale, err)
+			}
+			// A reindex of a version already at the format changes nothing.
+			p = w.warm(Want{Name: "new", Spec: "1.0.0", Reformat: IngestFormat})
+			if it := p.Items[0]; it.State != Present {
+				t.Errorf("reindex of a current version: %+v, want present", it)
+			}
+			if n := reg.TarballDownloads("new", "1.0.0"); n != 1 {
+				t.Errorf("new@1.0.0 downloaded %d times, want 1", n)
+			}
+		})
+	}
+}
