@@ -38,5 +38,6 @@ if ! redis_up; then
 fi
 
 export PKGSCOPE_TEST_DATABASE_URL="$pg_url" PKGSCOPE_TEST_REDIS_ADDR="$redis_addr"
+npm ci --prefix e2e/mcp-client --no-audit --no-fund --loglevel=error >/dev/null
 go vet ./...
 go test -count=1 -timeout 12m "$@" ./...

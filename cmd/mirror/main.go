@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/mirror                     # embedded store, no services
 //	go run ./cmd/mirror --database-url=...  # org-wide Postgres store
+//	go run ./cmd/mirror mcp                 # MCP tool on stdio for one agent
 //
 // Every flag has an environment variable; see --help.
 package main
@@ -23,6 +24,9 @@ import (
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if len(os.Args) > 1 && os.Args[1] == "mcp" {
+		os.Exit(mcpMain(os.Args[2:], log))
+	}
 	cfg, err := config.Load("mirror", os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
@@ -62,6 +63,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/explore", s.explore)
 	e.GET("/v1/npm/*", s.npm)
+	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}})))
 	return e
 }
 

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkgscope/pkgscope/internal/app"
+	"github.com/pkgscope/pkgscope/internal/client"
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/mcp"
+)
+
+const mcpUsage = `Usage: mirror mcp [--project DIR] [--remote URL [--token T]] [store flags]
+
+Runs the explore_npm MCP tool on stdin/stdout for one agent. Without
+--remote it reads through an embedded store (the same store flags as
+mirror; see mirror --help); with --remote it forwards every call to a
+shared pkgscope. Logs go to stderr: stdout carries the protocol.
+
+`
+
+// mcpMain is `mirror mcp`. It returns the process exit code.
+func mcpMain(args []string, log *slog.Logger) int {
+	// stdout carries the protocol: anything else printed there (a stray
+	// fmt.Print in a dependency) would corrupt it, so hand the transport
+	// the real stdout and point os.Stdout at stderr for everyone else.
+	stdout := os.Stdout
+	os.Stdout = os.Stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := runMCP(ctx, args, log, os.Getenv, &sdk.IOTransport{Reader: os.Stdin, Writer: stdout})
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "mirror mcp:", err)
+		return 2
+	case err != nil && ctx.Err() == nil:
+		log.Error("mirror mcp stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")
+
+// runMCP wires the MCP server from args and runs it on t until the client
+// disconnects or ctx is done.
+func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(string) string, t sdk.Transport) error {
+	fs := flag.NewFlagSet("mirror mcp", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	remote := fs.String("remote", getenv("PKGSCOPE_REMOTE"), "URL of a shared pkgscope to forward calls to, instead of the embedded store ($PKGSCOPE_REMOTE)")
+	token := fs.String("token", getenv("PKGSCOPE_TOKEN"), "bearer token for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
+	project := fs.String("project", getenv("PKGSCOPE_PROJECT"), "project whose lockfile and package.json choose the default version (default: the working directory) ($PKGSCOPE_PROJECT)")
+	lim := mcp.DefaultLimits()
+	fs.IntVar(&lim.MaxListEntries, "max-list-entries", lim.MaxListEntries, "most paths one list or glob answer shows")
+	maxManifest := fs.Int64("max-manifest-bytes", mcp.DefaultMaxManifestBytes, "largest project package.json read, in bytes")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), mcpUsage)
+		fs.PrintDefaults()
+	}
+	own, rest := splitArgs(args, fs)
+	if err := fs.Parse(own); err != nil {
+		return err
+	}
+	if *project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("finding the working directory (give --project): %w", err)
+		}
+		*project = wd
+	}
+	proj, err := mcp.NewProject(*project, *maxManifest)
+	if err != nil {
+		return fmt.Errorf("%w: --project: %v", errUsage, err)
+	}
+
+	var ex mcp.Explorer
+	if *remote != "" {
+		if len(rest) > 0 {
+			return fmt.Errorf("%w: --remote forwards every call to a shared pkgscope; store flags %q do not apply", errUsage, rest)
+		}
+		c, err := client.New(*remote, client.Options{Token: *token})
+		if err != nil {
+			return fmt.Errorf("%w: --remote: %v", errUsage, err)
+		}
+		ex = c
+		log.Info("mcp: forwarding to a shared pkgscope", "endpoint", c.Endpoint(), "project", proj.Dir())
+	} else {
+		cfg, err := config.Load("mirror mcp", rest, getenv)
+		if err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if cfg.ProjectDir == "" {
+			// The project's .npmrc (scoped registries, auth) applies too.
+			cfg.ProjectDir = proj.Dir()
+		}
+		a, err := app.New(ctx, cfg, log, getenv)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		ex = a.Service
+		log.Info("mcp: serving from the embedded store", "data-dir", cfg.DataDir, "project", proj.Dir())
+	}
+	srv := mcp.NewServer(ex, mcp.Options{Limits: lim, Project: proj, Logger: log, Version: buildVersion()})
+	return srv.Run(ctx, t)
+}
+
+// splitArgs separates the flags fs defines from the rest, which are the
+// store flags config.Load parses. Every config flag takes a value, so a
+// foreign flag without "=" takes the next argument with it.
+func splitArgs(args []string, fs *flag.FlagSet) (own, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		dst := &rest
+		if name == "h" || name == "help" || fs.Lookup(name) != nil {
+			dst = &own
+		}
+		*dst = append(*dst, a)
+		isHelp := name == "h" || name == "help"
+		if !hasValue && !isHelp && i+1 < len(args) {
+			i++
+			*dst = append(*dst, args[i])
+		}
+	}
+	return own, rest
+}
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,276 @@
+// Package client calls a remote pkgscope's /v1/explore: the same list,
+// glob, read and grep as *explore.Service, over HTTP. `mirror mcp --remote`
+// uses it so one developer's agent reads through the org's shared mirror
+// instead of an embedded store.
+//
+// Errors the remote answers with its JSON body {"error":{"code","message"}}
+// come back as *Error, keeping the code, message, status and Retry-After,
+// so the MCP tool reports exactly what the shared service said.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Token, when set, is sent as "Authorization: Bearer <Token>".
+	Token string
+	// Timeout bounds one call. The default (6 minutes) outlasts the
+	// server's default fill-timeout (5 minutes): a cold version makes the
+	// remote fetch and ingest the tarball before it answers.
+	Timeout time.Duration
+	// MaxResponseBytes caps a response body. The default (64 MiB) is far
+	// above the largest answer a default-configured server gives: a list
+	// of max-files (100,000) paths of ~100 bytes is ~10 MiB, a read at
+	// most max-read-bytes (512 KiB) of content.
+	MaxResponseBytes int64
+	// HTTPClient is used for requests; nil means a client with no timeout
+	// of its own (Timeout applies per call).
+	HTTPClient *http.Client
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// DefaultOptions returns the defaults explained on Options.
+func DefaultOptions() Options {
+	return Options{Timeout: 6 * time.Minute, MaxResponseBytes: 64 << 20, UserAgent: "pkgscope-mcp"}
+}
+
+// Client is an HTTP client of one remote pkgscope. It is safe for
+// concurrent use.
+type Client struct {
+	endpoint string
+	opt      Options
+	hc       *http.Client
+}
+
+// New returns a client of the pkgscope at baseURL (e.g.
+// "https://pkgscope.example.internal"); /v1/explore is appended. Zero
+// fields of opt take their defaults.
+func New(baseURL string, opt Options) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("remote %q: want an http:// or https:// URL of a pkgscope server", baseURL)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("remote %q: put credentials in the token, not the URL", u.Redacted())
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/explore"
+	u.RawQuery, u.Fragment = "", ""
+	def := DefaultOptions()
+	if opt.Timeout <= 0 {
+		opt.Timeout = def.Timeout
+	}
+	if opt.MaxResponseBytes <= 0 {
+		opt.MaxResponseBytes = def.MaxResponseBytes
+	}
+	if opt.UserAgent == "" {
+		opt.UserAgent = def.UserAgent
+	}
+	hc := opt.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{endpoint: u.String(), opt: opt, hc: hc}, nil
+}
+
+// Endpoint is the URL requests are posted to.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// request is the /v1/explore body. Field names are the API's; empty
+// fields are left out so an older server never sees a field it lacks.
+type request struct {
+	Action            string   `json:"action"`
+	PackageName       string   `json:"packageName"`
+	Version           string   `json:"version,omitempty"`
+	Patterns          []string `json:"patterns,omitempty"`
+	Path              string   `json:"path,omitempty"`
+	Offset            int      `json:"offset,omitempty"`
+	Limit             int      `json:"limit,omitempty"`
+	Column            int      `json:"column,omitempty"`
+	Pattern           string   `json:"pattern,omitempty"`
+	CaseInsensitive   bool     `json:"caseInsensitive,omitempty"`
+	FixedStrings      bool     `json:"fixedStrings,omitempty"`
+	WholeWord         bool     `json:"wholeWord,omitempty"`
+	Include           []string `json:"include,omitempty"`
+	Exclude           []string `json:"exclude,omitempty"`
+	ContextLines      int      `json:"contextLines,omitempty"`
+	MaxMatches        int      `json:"maxMatches,omitempty"`
+	MaxMatchesPerFile int      `json:"maxMatchesPerFile,omitempty"`
+}
+
+// List returns every file path of the version, as the remote's list.
+func (c *Client) List(ctx context.Context, t explore.Target) (*explore.ListResult, error) {
+	var res explore.ListResult
+	err := c.call(ctx, request{Action: "list", PackageName: t.PackageName, Version: t.Version}, &res)
+	return &res, err
+}
+
+// Glob returns the paths patterns select, as the remote's glob.
+func (c *Client) Glob(ctx context.Context, t explore.Target, patterns []string) (*explore.ListResult, error) {
+	var res explore.ListResult
+	// A nil slice would be left out and the server would answer that
+	// patterns is missing, which is the right answer: pass it on as is.
+	err := c.call(ctx, request{Action: "glob", PackageName: t.PackageName, Version: t.Version, Patterns: patterns}, &res)
+	return &res, err
+}
+
+// Read returns lines of one file, as the remote's read.
+func (c *Client) Read(ctx context.Context, r explore.ReadRequest) (*explore.ReadResult, error) {
+	var res explore.ReadResult
+	err := c.call(ctx, request{
+		Action: "read", PackageName: r.PackageName, Version: r.Version,
+		Path: r.Path, Offset: r.Offset, Limit: r.Limit, Column: r.Column,
+	}, &res)
+	return &res, err
+}
+
+// Grep searches a version's files, as the remote's grep.
+func (c *Client) Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error) {
+	var res explore.GrepResult
+	err := c.call(ctx, request{
+		Action: "grep", PackageName: r.PackageName, Version: r.Version,
+		Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings, WholeWord: r.WholeWord,
+		Include: r.Include, Exclude: r.Exclude, ContextLines: r.ContextLines,
+		MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
+	}, &res)
+	return &res, err
+}
+
+func (c *Client) call(ctx context.Context, body request, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encoding the %s request: %w", body.Action, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("building the request to %s: %w", c.endpoint, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.opt.UserAgent)
+	if c.opt.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opt.Token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			// Our own deadline or the caller giving up: keep the context
+			// error so explore.Classify reports a timeout, not a failure.
+			return fmt.Errorf("calling pkgscope at %s: %w", c.endpoint, context.Cause(ctx))
+		}
+		return &Error{Status: http.StatusBadGateway, Code: CodeUnreachable,
+			Message: fmt.Sprintf("cannot reach pkgscope at %s: %v", c.endpoint, err), Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opt.MaxResponseBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("reading the answer of %s: %w", c.endpoint, context.Cause(ctx))
+		}
+		return &Error{Status: http.StatusBadGateway, Code: CodeUnreachable,
+			Message: fmt.Sprintf("reading the answer of %s: %v", c.endpoint, err), Err: err}
+	}
+	if resp.StatusCode != http.StatusOK {
+		// An error body over the cap is quoted in part, never decoded whole.
+		return decodeError(resp, data)
+	}
+	if int64(len(data)) > c.opt.MaxResponseBytes {
+		return &Error{Status: http.StatusBadGateway, Code: CodeBadAnswer,
+			Message: fmt.Sprintf("the answer of %s is over %d bytes (setting max-response-bytes)", c.endpoint, c.opt.MaxResponseBytes)}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return &Error{Status: http.StatusBadGateway, Code: CodeBadAnswer,
+			Message: fmt.Sprintf("the answer of %s is not the expected JSON: %v", c.endpoint, err), Err: err}
+	}
+	return nil
+}
+
+// Codes this client gives errors that the remote did not answer itself.
+const (
+	// CodeUnreachable: no answer (connection refused, reset, TLS failure).
+	CodeUnreachable = "remote_unreachable"
+	// CodeBadAnswer: an answer that is not a pkgscope answer (a proxy's
+	// HTML error page, a body over MaxResponseBytes, invalid JSON).
+	CodeBadAnswer = "remote_bad_answer"
+)
+
+// maxQuotedBody bounds how much of a non-JSON error body an Error repeats.
+const maxQuotedBody = 300
+
+func decodeError(resp *http.Response, data []byte) error {
+	e := &Error{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+	var body struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &body) == nil && body.Error.Code != "" {
+		e.Code, e.Message = body.Error.Code, body.Error.Message
+		return e
+	}
+	// Not our error shape: something between us and pkgscope answered.
+	e.Code = CodeBadAnswer
+	text := strings.TrimSpace(string(data))
+	if len(text) > maxQuotedBody {
+		text = strings.ToValidUTF8(text[:maxQuotedBody], "") + "…"
+	}
+	e.Message = fmt.Sprintf("%s answered %s: %s", resp.Request.URL.Host, resp.Status, text)
+	return e
+}
+
+// retryAfter parses Retry-After in seconds or as an HTTP date; 0 if absent
+// or unreadable.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d.Round(time.Second)
+		}
+	}
+	return 0
+}
+
+// Error is a failure answered by (or on the way to) the remote pkgscope.
+type Error struct {
+	// Status is the HTTP status the remote answered (502 for
+	// CodeUnreachable and CodeBadAnswer).
+	Status int
+	// Code and Message are the remote's error body, verbatim.
+	Code, Message string
+	// RetryAfter is the remote's Retry-After, 0 when it sent none.
+	RetryAfter time.Duration
+	// Err is the transport error behind CodeUnreachable, if any.
+	Err error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the transport error, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Class reports the error as the remote classified it, so the MCP tool
+// answers with the same code a local service would have.
+func (e *Error) Class() explore.Class {
+	return explore.Class{Status: e.Status, Code: e.Code, RetryAfter: e.RetryAfter}
+}

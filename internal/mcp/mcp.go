@@ -1,0 +1,161 @@
+// Package mcp serves the explore_npm tool over the Model Context Protocol:
+// on stdio for one developer's agent (`mirror mcp`) and as streamable HTTP
+// at /mcp on the shared service. It is a transport like internal/api: the
+// tool takes exactly /v1/explore's fields and answers the same result
+// objects, produced by the same explore code (locally, or on a remote
+// pkgscope through internal/client), so the two never drift apart.
+//
+// What it adds over the JSON API is for a model's context window: list and
+// glob answers are capped (Limits.MaxListEntries) with the total and a hint
+// to narrow with glob, every result comes with a text rendering a model
+// reads directly, and, with a Project, a call without a version uses the
+// version the project locks.
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+// Explorer is what the tool needs: the four explore actions.
+// *explore.Service implements it on a local store, *client.Client on a
+// remote pkgscope. Errors are classified with explore.Classify, unless
+// they carry their own class (a Class() explore.Class method), as a
+// remote's errors do.
+type Explorer interface {
+	// List returns every file path of the version, in byte order.
+	List(ctx context.Context, t explore.Target) (*explore.ListResult, error)
+	// Glob returns the paths patterns select (OR-ed; "!p" excludes); an
+	// empty patterns is an *explore.InputError.
+	Glob(ctx context.Context, t explore.Target, patterns []string) (*explore.ListResult, error)
+	// Read returns lines of one file, within the service's read caps.
+	Read(ctx context.Context, r explore.ReadRequest) (*explore.ReadResult, error)
+	// Grep searches the contents of the version's files, within the
+	// service's match caps; explore.ErrGrepUnavailable when no search
+	// engine is wired.
+	Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error)
+}
+
+// Limits bound what the MCP layer answers beyond the service's own caps.
+type Limits struct {
+	// MaxListEntries caps the paths one list or glob answer carries. 1000
+	// paths of ~40 bytes are ~40 KB of text, ~10k tokens: a listing a model
+	// can read whole, while a package of one file per icon or locale runs to
+	// tens of thousands, which a model should narrow with glob instead.
+	MaxListEntries int
+	// MaxHTTPBodyBytes caps one streamable-HTTP request body. A call's
+	// arguments are a few hundred bytes; the largest legitimate one is
+	// max-glob-patterns (64) patterns of max-glob-pattern-bytes (512),
+	// 32 KiB, so 1 MiB (the API's max-body-bytes default) is ample.
+	MaxHTTPBodyBytes int64
+}
+
+// DefaultLimits returns the defaults explained on Limits.
+func DefaultLimits() Limits {
+	return Limits{MaxListEntries: 1000, MaxHTTPBodyBytes: 1 << 20}
+}
+
+// Options configure the MCP server.
+type Options struct {
+	// Limits; zero fields take their defaults.
+	Limits Limits
+	// Project, when set, supplies the version of a call that names none:
+	// what the project's lockfile locks, else what its package.json
+	// declares. Nil (the shared HTTP service) means latest.
+	Project *Project
+	// Logger receives server-side failures; nil discards them. On stdio it
+	// must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+	// Version is reported to clients as the server's version.
+	Version string
+	// AllowAnyHost turns off the SDK's DNS-rebinding guard on HTTPHandler,
+	// which refuses (403) a request that reaches a loopback address with a
+	// Host header that is not a loopback name. Keep it off for a mirror on a
+	// developer's machine; turn it on when a reverse proxy on the same host
+	// forwards the public Host header (Caddy does by default).
+	AllowAnyHost bool
+}
+
+func (o Options) withDefaults() Options {
+	def := DefaultLimits()
+	if o.Limits.MaxListEntries <= 0 {
+		o.Limits.MaxListEntries = def.MaxListEntries
+	}
+	if o.Limits.MaxHTTPBodyBytes <= 0 {
+		o.Limits.MaxHTTPBodyBytes = def.MaxHTTPBodyBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return o
+}
+
+// ToolName is the name of the one tool the server offers.
+const ToolName = "explore_npm"
+
+// NewServer returns an MCP server offering the explore_npm tool over ex.
+// Run it on any transport (`mirror mcp` runs it on stdin/stdout), or
+// mount HTTPHandler.
+func NewServer(ex Explorer, opt Options) *sdk.Server {
+	opt = opt.withDefaults()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "pkgscope", Title: "pkgscope npm explorer", Version: opt.Version}, &sdk.ServerOptions{
+		Instructions: instructions,
+		// The SDK logs every session start and end at Info: one line per
+		// HTTP request in stateless mode. Only its warnings are news.
+		Logger: slog.New(minLevel{opt.Logger.Handler(), slog.LevelWarn}),
+		// Only tools: no logging capability (the SDK's default), and no
+		// list-changed notifications since the one tool never changes.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+	})
+	t := newTool(ex, opt)
+	srv.AddTool(t.definition(), t.handle)
+	return srv
+}
+
+// HTTPHandler serves the MCP streamable HTTP transport for ex, to be
+// mounted at /mcp on the shared service, behind its auth and rate limits.
+// It is stateless: every POST is answered on its own, with a JSON body, so
+// any replica behind a load balancer can take any request and no session
+// state is kept (GET and DELETE answer 405, which clients accept as "no
+// server-initiated stream").
+func HTTPHandler(ex Explorer, opt Options) http.Handler {
+	opt = opt.withDefaults()
+	srv := NewServer(ex, opt)
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		Logger:                     slog.New(minLevel{opt.Logger.Handler(), slog.LevelWarn}),
+		MaxRequestBodyBytes:        opt.Limits.MaxHTTPBodyBytes,
+		DisableLocalhostProtection: opt.AllowAnyHost,
+	})
+}
+
+// minLevel drops records below level.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.level}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.level}
+}
+
+const instructions = "pkgscope serves the files of published npm packages (the registry tarball: " +
+	"dist bundles, .d.ts types, README) without installing them. Use the explore_npm tool to read " +
+	"a dependency's real source and types instead of guessing its API."

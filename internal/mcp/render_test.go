@@ -1,0 +1,42 @@
+package mcp
+
+import (
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+// TestRenderGrepContext: context groups print like grep -C: shared lines
+// once, "--" only between groups that do not touch.
+func TestRenderGrepContext(t *testing.T) {
+	res := &explore.GrepResult{PackageName: "p", Version: "1.0.0", FilesSearched: 2, Matches: []explore.GrepMatch{
+		{File: "a.js", Line: 2, Column: 1, Text: "m2", Before: []string{"l1"}, After: []string{"m3"}},
+		{File: "a.js", Line: 3, Column: 2, Text: "m3", Before: []string{"m2"}, After: []string{"l4"}},
+		{File: "a.js", Line: 5, Column: 1, Text: "m5", Before: []string{"l4"}},
+		{File: "a.js", Line: 9, Column: 1, Text: "m9", Before: []string{"l8"}, After: []string{"l10"}},
+		{File: "b.js", Line: 1, Column: 4, Text: "m1", After: []string{"l2"}},
+	}}
+	want := `p@1.0.0: 5 matching lines in 2 files (2 files searched)
+a.js-1-l1
+a.js:2:1:m2
+a.js:3:2:m3
+a.js-4-l4
+a.js:5:1:m5
+--
+a.js-8-l8
+a.js:9:1:m9
+a.js-10-l10
+--
+b.js:1:4:m1
+b.js-2-l2`
+	if got := renderGrep(res, ""); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	one := &explore.GrepResult{PackageName: "p", Version: "1.0.0", FilesSearched: 1, Truncated: true, TruncatedBy: "maxMatchesPerFile",
+		Matches: []explore.GrepMatch{{File: "a.js", Line: 1, Column: 1, Text: "x"}, {File: "a.js", Line: 7, Column: 1, Text: "x"}}}
+	want = "p@1.0.0: 2 matching lines in 1 file (1 file searched) (note)\na.js:1:1:x\na.js:7:1:x\n" +
+		"[truncated by maxMatchesPerFile: narrow with include/exclude or a more specific pattern, or raise maxMatches]"
+	if got := renderGrep(one, "(note)"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,262 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+// Input is the explore_npm tool's arguments: exactly the /v1/explore body
+// (see internal/api/explore.go). Each action reads the fields it needs and
+// ignores the others, as the API does. The jsonschema tags are the
+// property descriptions a model reads; inputSchema adds what tags cannot
+// say (the action enum, minimums, string-or-array).
+type Input struct {
+	Action      string `json:"action" jsonschema:"What to do: 'list' every file path of the package; 'glob' the file paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern."`
+	PackageName string `json:"packageName" jsonschema:"npm package name, e.g. 'react' or '@types/node'."`
+	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
+	// glob
+	Patterns stringList `json:"patterns,omitempty" jsonschema:"glob: globs over file paths, OR-ed; a leading '!' excludes. '**' crosses folders, e.g. ['**/*.d.ts', '!**/internal/**']. A single string is one pattern."`
+	// read
+	Path   string `json:"path,omitempty" jsonschema:"read: path of one file inside the package, as list and glob print it, e.g. 'dist/index.d.ts'."`
+	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1). A truncated read names the offset to continue from."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
+	Column int    `json:"column,omitempty" jsonschema:"read: with offset, return one window of that single line starting at this 1-based byte column, for minified files whose lines are too long to show whole; the answer's nextColumn continues the line (0 at its end)."`
+	// grep
+	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings)."`
+	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
+	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
+	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
+	Include           stringList `json:"include,omitempty" jsonschema:"grep: search only files whose path matches one of these globs, e.g. ['**/*.d.ts']."`
+	Exclude           stringList `json:"exclude,omitempty" jsonschema:"grep: skip files whose path matches one of these globs, e.g. ['**/*.min.js', '**/*.map']."`
+	ContextLines      int        `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C."`
+	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines to return overall (the server has a default and a maximum)."`
+	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines to return per file."`
+}
+
+// stringList accepts a JSON string or an array of strings, as the API's
+// patterns, include and exclude do: models often send one glob bare.
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte(`"`)) {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = []string{s}
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return errors.New("want a string or an array of strings")
+	}
+	*l = ss
+	return nil
+}
+
+// Actions are the values of Input.Action.
+var Actions = []string{"list", "glob", "read", "grep"}
+
+// inputSchema infers the schema from Input's tags and adds the action
+// enum, non-negative integers and string-or-array lists.
+func inputSchema(projectAware bool) *jsonschema.Schema {
+	s, err := jsonschema.For[Input](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[stringList](): {AnyOf: []*jsonschema.Schema{
+			{Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+			{Type: "string"},
+		}},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("explore_npm input schema: %v", err)) // a programming error in Input
+	}
+	for _, a := range Actions {
+		s.Properties["action"].Enum = append(s.Properties["action"].Enum, a)
+	}
+	zero := 0.0
+	for _, p := range s.Properties {
+		if p.Type == "integer" {
+			p.Minimum = &zero
+		}
+	}
+	if projectAware {
+		s.Properties["version"].Description = strings.Replace(s.Properties["version"].Description,
+			"Omit for the default version.", "Omit to use the version this project locks (its lockfile), else the range its package.json declares, else latest.", 1)
+	} else {
+		s.Properties["version"].Description = strings.Replace(s.Properties["version"].Description,
+			"Omit for the default version.", "Omit for latest.", 1)
+	}
+	return s
+}
+
+// description teaches a model which action to use when; it is the text
+// an agent reads to decide whether and how to call the tool.
+func description(projectAware bool) string {
+	version := "When version is omitted, latest is used."
+	if projectAware {
+		version = "When version is omitted, the version this project locks is used (else the range its package.json declares, else latest)."
+	}
+	return "Read the files of any published npm package version without installing it: the tarball npm would " +
+		"install (dist bundles, .d.ts types, package.json, README), not the git repository. " +
+		"Actions: 'list' returns every file path; start with it when you do not know the package's layout. " +
+		"'glob' finds files by name or path (patterns like '**/*.d.ts'); to find a file by name, glob, do not grep. " +
+		"'grep' searches file contents with a regular expression and returns file:line:column matches, to find where " +
+		"something is defined or used; narrow it with include/exclude globs. " +
+		"'read' returns numbered lines of one file; page through long files with offset and limit, and through a " +
+		"minified line too long to show whole with offset plus column, as the cut marker says. " +
+		"version may be an exact version, a semver range or a dist-tag. " + version +
+		" Every answer names the exact version it read."
+}
+
+// tool is explore_npm bound to an Explorer.
+type tool struct {
+	ex       Explorer
+	opt      Options
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+}
+
+func newTool(ex Explorer, opt Options) *tool {
+	s := inputSchema(opt.Project != nil)
+	r, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("explore_npm input schema: %v", err))
+	}
+	return &tool{ex: ex, opt: opt, schema: s, resolved: r}
+}
+
+func (t *tool) definition() *sdk.Tool {
+	openWorld := true
+	return &sdk.Tool{
+		Name:        ToolName,
+		Title:       "Explore npm packages",
+		Description: description(t.opt.Project != nil),
+		InputSchema: t.schema,
+		Annotations: &sdk.ToolAnnotations{
+			Title:          "Explore npm packages",
+			ReadOnlyHint:   true,
+			IdempotentHint: true,
+			// It reaches the npm registry on a miss.
+			OpenWorldHint: &openWorld,
+		},
+	}
+}
+
+// handle answers one tools/call. Failures are tool errors (isError) with
+// the API's error body, never protocol errors: a model reads a tool error
+// and can correct its call.
+func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	in, err := t.decode(req.Params.Arguments)
+	if err != nil {
+		return t.fail(err, ""), nil
+	}
+	var note string
+	if in.Version == "" && t.opt.Project != nil {
+		d := t.opt.Project.Default(in.PackageName)
+		in.Version, note = d.Spec, d.Note()
+		if d.Warning != nil {
+			t.opt.Logger.Warn("project versions", "project", t.opt.Project.Dir(), "err", d.Warning)
+		}
+	}
+	target := explore.Target{PackageName: in.PackageName, Version: in.Version}
+	switch in.Action {
+	case "list", "glob":
+		var res *explore.ListResult
+		if in.Action == "list" {
+			res, err = t.ex.List(ctx, target)
+		} else {
+			res, err = t.ex.Glob(ctx, target, in.Patterns)
+		}
+		if err != nil {
+			return t.fail(err, note), nil
+		}
+		out := capList(res, t.opt.Limits.MaxListEntries, in.Action)
+		return ok(out, renderList(out, in.Action, note)), nil
+	case "read":
+		res, err := t.ex.Read(ctx, explore.ReadRequest{Target: target, Path: in.Path, Offset: in.Offset, Limit: in.Limit, Column: in.Column})
+		if err != nil {
+			return t.fail(err, note), nil
+		}
+		return ok(res, renderRead(res, note)), nil
+	case "grep":
+		res, err := t.ex.Grep(ctx, explore.GrepRequest{
+			Target: target, Pattern: in.Pattern, CaseInsensitive: in.CaseInsensitive, FixedStrings: in.FixedStrings,
+			WholeWord: in.WholeWord, Include: in.Include, Exclude: in.Exclude, ContextLines: in.ContextLines,
+			MaxMatches: in.MaxMatches, MaxMatchesPerFile: in.MaxMatchesPerFile,
+		})
+		if err != nil {
+			return t.fail(err, note), nil
+		}
+		return ok(res, renderGrep(res, note)), nil
+	}
+	// The schema's enum rejects anything else before we get here.
+	return t.fail(&explore.InputError{Field: "action", Err: fmt.Errorf("unknown action %q: use list, glob, read or grep", in.Action)}, ""), nil
+}
+
+// decode validates the arguments against the schema, then decodes them
+// strictly. A JSON null is taken as "not given", as the API's decoder
+// does: models often send null for optional fields.
+func (t *tool) decode(raw json.RawMessage) (*Input, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, &explore.InputError{Field: "arguments", Err: fmt.Errorf("want a JSON object: %v", err)}
+	}
+	for k, v := range m {
+		if v == nil {
+			delete(m, k)
+		}
+	}
+	if err := t.resolved.Validate(m); err != nil {
+		return nil, schemaError(err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, &explore.InputError{Field: "arguments", Err: err}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var in Input
+	if err := dec.Decode(&in); err != nil {
+		return nil, &explore.InputError{Field: "arguments", Err: err}
+	}
+	return &in, nil
+}
+
+// schemaError turns the validator's message, which names the schema's
+// location, into the field and what to fix, as the API's errors do.
+func schemaError(err error) *explore.InputError {
+	msg := strings.TrimPrefix(err.Error(), "validating root: ")
+	if m := propertyError.FindStringSubmatch(msg); m != nil {
+		field, why := m[1], m[2]
+		if strings.HasPrefix(why, "minimum:") {
+			why = "must not be negative"
+		}
+		return &explore.InputError{Field: field, Err: errors.New(why)}
+	}
+	if rest, ok := strings.CutPrefix(msg, "unexpected additional properties "); ok {
+		msg = "unknown field " + rest + " (see the tool's input schema)"
+	}
+	return &explore.InputError{Field: "arguments", Err: errors.New(msg)}
+}
+
+var propertyError = regexp.MustCompile(`^validating /properties/(\w+): (.*)$`)
+
+func ok(structured any, text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		StructuredContent: structured,
+	}
+}

@@ -1,0 +1,144 @@
+package mcp_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/mcp"
+)
+
+// TestStreamableHTTP drives /mcp as the shared service mounts it (through
+// internal/api, behind the same middleware as /v1/explore).
+func TestStreamableHTTP(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) { c.MaxLineWidth = 10 })
+	m.publishFixtures()
+	cs := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp"})
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) != 1 {
+		t.Fatalf("tools = %v, %v", tools, err)
+	}
+	checkActions(t, cs)
+	checkErrors(t, cs)
+}
+
+// TestStreamableHTTPIsStateless: no session is kept, so a GET for a
+// server stream is refused and a replica needs no state from another.
+func TestStreamableHTTPIsStateless(t *testing.T) {
+	m := newMirror(t)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, m.srv.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /mcp = %d, want 405", resp.StatusCode)
+	}
+	// One POST, no initialize before it, answers a tools/list.
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, m.srv.URL+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"explore_npm"`) {
+		t.Errorf("stateless tools/list = %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestStdio runs the built `mirror mcp` on the embedded store, as an agent
+// would spawn it, and drives it over stdin/stdout.
+func TestStdio(t *testing.T) {
+	m := newMirror(t)
+	m.publishFixtures()
+	cmd := m.command(t, "--data-dir", t.TempDir(), "--max-line-width=10", "--project", t.TempDir())
+	cs := connect(t, &sdk.CommandTransport{Command: cmd})
+	checkActions(t, cs)
+	checkErrors(t, cs)
+
+	// --project: a call without a version gets the one the project locks.
+	publishVersions(m)
+	dir, err := filepath.Abs(filepath.Join("testdata", "projects", "pnpm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs = connect(t, &sdk.CommandTransport{Command: m.command(t, "--data-dir", t.TempDir(), "--project", dir)})
+	var l mcp.ListOutput
+	res := call(t, cs, `{"action":"list","packageName":"pad"}`)
+	decode(t, res, &l)
+	if l.Version != "1.0.0" || !strings.Contains(text(res), "locked by the project's pnpm-lock.yaml") {
+		t.Errorf("pad in the pnpm project = %s %q", l.Version, text(res))
+	}
+}
+
+// TestStdioRemote runs `mirror mcp --remote` against a shared pkgscope:
+// results are the remote's, and its errors keep their code, message and
+// retry time through internal/client.
+func TestStdioRemote(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) { c.MaxLineWidth = 10 })
+	m.publishFixtures()
+	// A token reaches the remote as a bearer header.
+	auth := make(chan string, 100)
+	shared := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/explore" {
+			select {
+			case auth <- r.Header.Get("Authorization"):
+			default:
+			}
+		}
+		m.app.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(shared.Close)
+	cmd := m.command(t, "--remote", shared.URL, "--project", t.TempDir())
+	cmd.Env = append(cmd.Env, "PKGSCOPE_TOKEN=s3cret")
+	cs := connect(t, &sdk.CommandTransport{Command: cmd})
+	checkActions(t, cs)
+	checkErrors(t, cs)
+	if got := <-auth; got != "Bearer s3cret" {
+		t.Errorf("Authorization at the remote = %q", got)
+	}
+	// The remote's own message, not a local re-wording.
+	res := call(t, cs, `{"action":"read","packageName":"lib","path":"nope.txt"}`)
+	if e := toolError(t, res); e.Code != "not_found" || !strings.Contains(e.Message, `no such file "nope.txt" in lib@1.0.0`) {
+		t.Errorf("remote not_found = %+v", e)
+	}
+}
+
+// TestHTTPHostGuard: on a loopback address, a foreign Host header is
+// refused (DNS rebinding) unless AllowAnyHost says a proxy forwards it.
+func TestHTTPHostGuard(t *testing.T) {
+	m := newMirror(t)
+	post := func(url string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+		req.Host = "pkgscope.example.internal"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(m.srv.URL + "/mcp"); got != http.StatusForbidden {
+		t.Errorf("mounted /mcp with a foreign Host = %d, want 403", got)
+	}
+	open := httptest.NewServer(mcp.HTTPHandler(m.app.Service, mcp.Options{AllowAnyHost: true}))
+	defer open.Close()
+	if got := post(open.URL); got != http.StatusOK {
+		t.Errorf("AllowAnyHost with a foreign Host = %d, want 200", got)
+	}
+}
