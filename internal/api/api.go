@@ -26,6 +26,11 @@ type Options struct {
 	// MaxBodyBytes caps a request body (413 beyond it).
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Middleware runs, in order, after request ids, logging and the body
+	// limit, before every route (auth, then rate limits). A middleware
+	// refusing a request returns an error for handleError, e.g. an
+	// *echo.HTTPError with 429 after setting Retry-After.
+	Middleware []echo.MiddlewareFunc
 }
 
 // Server holds the handlers' dependencies.
@@ -58,6 +63,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 		},
 	}))
 	e.Use(middleware.BodyLimit(strconv.FormatInt(opt.MaxBodyBytes, 10) + "B"))
+	e.Use(opt.Middleware...)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/readyz", s.readyz)
@@ -146,6 +152,8 @@ func httpCode(status int) string {
 		return "bad_request"
 	case http.StatusUnsupportedMediaType:
 		return "unsupported_media_type"
+	case http.StatusTooManyRequests:
+		return "rate_limited"
 	}
 	if status >= 500 {
 		return "internal"

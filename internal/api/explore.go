@@ -75,7 +75,11 @@ func (s *Server) explore(c echo.Context) error {
 	case "read":
 		res, err = s.svc.Read(ctx, explore.ReadRequest{Target: t, Path: req.Path, Offset: req.Offset, Limit: req.Limit, Column: req.Column})
 	case "grep":
-		return echo.NewHTTPError(http.StatusNotImplemented, "grep is not available yet")
+		res, err = s.svc.Grep(ctx, explore.GrepRequest{
+			Target: t, Pattern: req.Pattern, CaseInsensitive: req.CaseInsensitive, FixedStrings: req.FixedStrings,
+			WholeWord: req.WholeWord, Include: req.Include, Exclude: req.Exclude, ContextLines: req.ContextLines,
+			MaxMatches: req.MaxMatches, MaxMatchesPerFile: req.MaxMatchesPerFile,
+		})
 	case "":
 		return inputErr("action", `missing: give "list", "glob", "read" or "grep"`)
 	default:

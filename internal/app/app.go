@@ -11,15 +11,24 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/api"
+	"github.com/pkgscope/pkgscope/internal/cache"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
+	"github.com/pkgscope/pkgscope/internal/ratelimit"
+	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/redislock"
 	"github.com/pkgscope/pkgscope/internal/resolve"
+	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
@@ -30,7 +39,15 @@ import (
 type App struct {
 	Store   store.Store
 	Service *explore.Service
-	handler http.Handler
+	// Cache fronts the store and the resolver; its Stats feed metrics.
+	Cache *cache.Cache
+	// Lock is the cross-replica fill lock, RateLimit the per-caller
+	// limiter; nil without Redis (RateLimit also when limits are off).
+	Lock      *redislock.Locker
+	RateLimit *ratelimit.Limiter
+	redis     *redisconn.Conn
+	searcher  *search.Searcher
+	handler   http.Handler
 }
 
 // New wires a mirror. getenv is os.Getenv outside tests; it feeds npm's
@@ -56,8 +73,43 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}, &http.Client{})
 	lim := ingest.DefaultLimits()
 	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
-	filler := fill.New(st, reg, fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log})
-	svc := explore.New(st, resolve.New(reg, st), filler, explore.Limits{
+	a := &App{Store: st}
+	fillOpt := fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log}
+	var mw []echo.MiddlewareFunc
+	if cfg.RedisURL != "" {
+		// Optional and degradable: Open does not connect, and every use
+		// falls back to the store when Redis does not answer in time.
+		a.redis, err = redisconn.Open(redisconn.Options{
+			URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log,
+			DialTimeout: cfg.RedisDialTimeout, Timeout: cfg.RedisTimeout, Cooldown: cfg.RedisCooldown,
+		})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		a.Lock = redislock.New(a.redis, redislock.Options{TTL: cfg.LockTTL(), PollMin: 50 * time.Millisecond, PollMax: time.Second})
+		fillOpt.Lock = a.Lock
+		// KeyByToken stays off until tokens are verified by a middleware
+		// placed before this one (auth).
+		if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst}); a.RateLimit != nil {
+			mw = append(mw, a.RateLimit.Middleware())
+		}
+	}
+	a.Cache = cache.New(a.redis, cache.Options{
+		LocalBytes: cfg.CacheLocalBytes, MaxBodyBytes: cfg.CacheMaxBodyBytes, MaxListBytes: cfg.CacheMaxListBytes,
+		ResolveTTL: cfg.CacheResolveTTL, RedisTTL: cfg.CacheRedisTTL,
+	})
+	searcher, err := newSearcher(st, cfg, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.searcher = searcher
+	fillOpt.Index = searcher.Later(cfg.FillTimeout)
+	filler := fill.New(st, reg, fillOpt)
+	// The miss path (filler) reads the store itself; serving reads go
+	// through the cache.
+	svc := explore.New(a.Cache.Reader(st), a.Cache.Resolver(resolve.New(reg, st)), filler, searcher, explore.Limits{
 		DefaultReadLimit: cfg.DefaultReadLimit,
 		MaxReadLimit:     cfg.MaxReadLimit,
 		MaxLineWidth:     cfg.MaxLineWidth,
@@ -69,8 +121,26 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 			MaxAlternatives: cfg.MaxGlobAlternatives,
 		},
 	})
-	h := api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log})
-	return &App{Store: st, Service: svc, handler: h}, nil
+	a.Service = svc
+	a.handler = api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw})
+	return a, nil
+}
+
+func newSearcher(st store.Store, cfg config.Config, log *slog.Logger) (*search.Searcher, error) {
+	opt := search.DefaultOptions(cfg.IndexDir)
+	if opt.Dir == "" {
+		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
+	}
+	opt.MaxOpen, opt.Logger = cfg.MaxOpenIndexes, log
+	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
+	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
+	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
+	opt.Search.MaxLineWindow, opt.Search.Timeout = cfg.GrepLineWindow, cfg.GrepTimeout
+	s, err := search.New(st, opt)
+	if err != nil {
+		return nil, fmt.Errorf("setting up grep: %w", err)
+	}
+	return s, nil
 }
 
 func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
@@ -94,8 +164,15 @@ func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
 // Handler serves the HTTP API.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// Close releases the store.
-func (a *App) Close() error { return a.Store.Close() }
+// Close releases the store and the Redis connection.
+func (a *App) Close() error {
+	serr := a.searcher.Close() // waits for background index builds, which use the store
+	var rerr error
+	if a.redis != nil {
+		rerr = a.redis.Close()
+	}
+	return errors.Join(serr, a.Store.Close(), rerr)
+}
 
 // Serve runs the mirror until ctx is done, then shuts down gracefully,
 // giving in-flight requests cfg.ShutdownTimeout.

@@ -25,6 +25,7 @@ type mirror struct {
 	t   testing.TB
 	reg *fakeregistry.Registry
 	srv *httptest.Server
+	app *App
 }
 
 type storeKind string
@@ -65,7 +66,7 @@ func newMirror(t testing.TB, kind storeKind, tweak ...func(*config.Config)) *mir
 		srv.Close()
 		a.Close()
 	})
-	return &mirror{t: t, reg: reg, srv: srv}
+	return &mirror{t: t, reg: reg, srv: srv, app: a}
 }
 
 // explore posts body to /v1/explore and decodes the answer into out (when

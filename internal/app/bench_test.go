@@ -102,4 +102,3 @@ func BenchmarkColdIngest(b *testing.B) {
 		}
 	})
 }
-

@@ -64,6 +64,52 @@ type Config struct {
 	// Glob: patterns per request, bytes per pattern, brace groups per
 	// pattern and alternatives they may expand to.
 	MaxGlobPatterns, MaxGlobPatternBytes, MaxGlobBraceGroups, MaxGlobAlternatives int
+
+	// Grep: IndexDir caches indexes on this node (default DataDir/indexes);
+	// MaxOpenIndexes stay mapped at once. A grep's pattern is at most
+	// MaxGrepPatternBytes; it returns DefaultMaxMatches lines unless asked
+	// for up to MaxMatches, at most MaxContextLines of context, at most
+	// MaxGrepOutputBytes of text, lines cut to a GrepLineWindow-byte window
+	// around the match, and stops after GrepTimeout with what it found.
+	IndexDir                                            string
+	MaxOpenIndexes                                      int
+	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
+	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
+	GrepTimeout                                         time.Duration
+
+	// RedisURL enables Redis: a cache layer shared by replicas, the
+	// cross-replica fill lock and rate limits. Empty runs without it.
+	// Every use degrades: with Redis down the mirror serves from the store.
+	RedisURL string
+	// RedisPrefix starts every key, so deployments sharing a server do
+	// not collide.
+	RedisPrefix string
+	// RedisDialTimeout bounds one connection attempt and RedisTimeout one
+	// command's write and read: a down or blackholed Redis costs a request
+	// at most their sum (plus one more read) before the breaker opens.
+	RedisDialTimeout, RedisTimeout time.Duration
+	// RedisCooldown is how long Redis is skipped after a failure before
+	// one request probes it again.
+	RedisCooldown time.Duration
+	// RedisLockTTL is how long a fill lock lives unless released; it must
+	// outlast fill-timeout. 0 means fill-timeout plus 30s (see LockTTL).
+	RedisLockTTL time.Duration
+
+	// CacheLocalBytes is the in-process cache's budget (0 disables it);
+	// bodies over CacheMaxBodyBytes and file lists over CacheMaxListBytes
+	// are cached in neither layer.
+	CacheLocalBytes, CacheMaxBodyBytes, CacheMaxListBytes int64
+	// CacheResolveTTL is how long a range or dist-tag resolution is
+	// reused (0: not cached); a moved dist-tag is seen after at most this
+	// plus packument-ttl. CacheRedisTTL is how long immutable entries
+	// (file lists, bodies) live in Redis.
+	CacheResolveTTL, CacheRedisTTL time.Duration
+
+	// RateLimitPerMinute is the sustained requests per minute one caller
+	// (bearer token, else client IP) may send, across replicas; 0 turns
+	// limits off. RateLimitBurst is how many it may send at once (0: the
+	// per-minute figure). Limits need RedisURL.
+	RateLimitPerMinute, RateLimitBurst int
 }
 
 // Default returns the defaults. Each is explained where the setting is
@@ -95,6 +141,30 @@ func Default() Config {
 		MaxGlobPatternBytes: 512,
 		MaxGlobBraceGroups:  8,
 		MaxGlobAlternatives: 256,
+		MaxOpenIndexes:      64,
+		MaxGrepPatternBytes: 4096,
+		DefaultMaxMatches:   100,
+		MaxMatches:          100_000,
+		MaxContextLines:     20,
+		MaxGrepOutputBytes:  8 << 20,
+		GrepLineWindow:      512,
+		GrepTimeout:         10 * time.Second,
+		// Redis is an optimisation: a warm read answers from the store in
+		// about a millisecond, so waiting longer than 200ms on Redis is a
+		// loss, and 5s of not trying keeps an outage from costing every
+		// request that wait.
+		RedisPrefix:      "pkgscope:",
+		RedisDialTimeout: 200 * time.Millisecond,
+		RedisTimeout:     200 * time.Millisecond,
+		RedisCooldown:    5 * time.Second,
+		// 128 MiB holds the file lists and small bodies agents read most
+		// (a typical package's list is 5-50 KiB); bodies over 256 KiB are
+		// mostly bundles and maps, read rarely and in windows.
+		CacheLocalBytes:   128 << 20,
+		CacheMaxBodyBytes: 256 << 10,
+		CacheMaxListBytes: 4 << 20,
+		CacheResolveTTL:   time.Minute,
+		CacheRedisTTL:     24 * time.Hour,
 	}
 }
 
@@ -149,6 +219,33 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.int(&c.MaxGlobBraceGroups, "max-glob-brace-groups", "PKGSCOPE_MAX_GLOB_BRACE_GROUPS", "most {…} groups in one glob")
 	b.int(&c.MaxGlobAlternatives, "max-glob-alternatives", "PKGSCOPE_MAX_GLOB_ALTERNATIVES", "most alternatives a glob's braces may expand to")
 
+	b.str(&c.IndexDir, "index-dir", "PKGSCOPE_INDEX_DIR", "local cache of search indexes (default: data-dir/indexes)")
+	b.int(&c.MaxOpenIndexes, "max-open-indexes", "PKGSCOPE_MAX_OPEN_INDEXES", "search indexes kept mapped at once")
+	b.int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "PKGSCOPE_MAX_GREP_PATTERN_BYTES", "longest grep pattern")
+	b.int(&c.DefaultMaxMatches, "default-max-matches", "PKGSCOPE_DEFAULT_MAX_MATCHES", "matching lines a grep returns when maxMatches is not given")
+	b.int(&c.MaxMatches, "max-matches", "PKGSCOPE_MAX_MATCHES", "largest maxMatches a grep may ask for")
+	b.int(&c.MaxContextLines, "max-context-lines", "PKGSCOPE_MAX_CONTEXT_LINES", "largest contextLines a grep may ask for")
+	b.int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "PKGSCOPE_MAX_GREP_OUTPUT_BYTES", "most text bytes one grep returns")
+	b.int(&c.GrepLineWindow, "grep-line-window", "PKGSCOPE_GREP_LINE_WINDOW", "bytes of a long line shown around a match")
+	b.dur(&c.GrepTimeout, "grep-timeout", "PKGSCOPE_GREP_TIMEOUT", "time one grep may take before answering with what it found")
+
+	b.str(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
+	if c.RedisURL == "" {
+		c.RedisURL = getenv("REDIS_URL")
+	}
+	b.str(&c.RedisPrefix, "redis-prefix", "PKGSCOPE_REDIS_PREFIX", "prefix of every Redis key")
+	b.dur(&c.RedisDialTimeout, "redis-dial-timeout", "PKGSCOPE_REDIS_DIAL_TIMEOUT", "time to connect to Redis")
+	b.dur(&c.RedisTimeout, "redis-timeout", "PKGSCOPE_REDIS_TIMEOUT", "time for one Redis command's write and read")
+	b.dur(&c.RedisCooldown, "redis-cooldown", "PKGSCOPE_REDIS_COOLDOWN", "how long Redis is skipped after a failure")
+	b.dur(&c.RedisLockTTL, "redis-lock-ttl", "PKGSCOPE_REDIS_LOCK_TTL", "lifetime of a fill lock (0: fill-timeout + 30s)")
+	b.bytes(&c.CacheLocalBytes, "cache-local-bytes", "PKGSCOPE_CACHE_LOCAL_BYTES", "budget of the in-process cache (0 disables it)")
+	b.bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "PKGSCOPE_CACHE_MAX_BODY_BYTES", "largest file body cached")
+	b.bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "PKGSCOPE_CACHE_MAX_LIST_BYTES", "largest file list cached")
+	b.dur(&c.CacheResolveTTL, "cache-resolve-ttl", "PKGSCOPE_CACHE_RESOLVE_TTL", "how long a range or dist-tag resolution is reused (0: not cached)")
+	b.dur(&c.CacheRedisTTL, "cache-redis-ttl", "PKGSCOPE_CACHE_REDIS_TTL", "how long immutable entries live in Redis")
+	b.int(&c.RateLimitPerMinute, "rate-limit-per-minute", "PKGSCOPE_RATE_LIMIT_PER_MINUTE", "requests per minute per caller (0: no limit; needs redis-url)")
+	b.int(&c.RateLimitBurst, "rate-limit-burst", "PKGSCOPE_RATE_LIMIT_BURST", "requests a caller may send at once (0: the per-minute figure)")
+
 	if err := errors.Join(b.errs...); err != nil {
 		return c, err
 	}
@@ -182,16 +279,62 @@ func (c Config) Validate() error {
 	positive("max-glob-patterns", int64(c.MaxGlobPatterns))
 	positive("max-glob-pattern-bytes", int64(c.MaxGlobPatternBytes))
 	positive("max-glob-alternatives", int64(c.MaxGlobAlternatives))
+	positive("max-open-indexes", int64(c.MaxOpenIndexes))
+	positive("max-grep-pattern-bytes", int64(c.MaxGrepPatternBytes))
+	positive("default-max-matches", int64(c.DefaultMaxMatches))
+	positive("max-grep-output-bytes", int64(c.MaxGrepOutputBytes))
+	positive("grep-timeout", int64(c.GrepTimeout))
+	if c.MaxMatches < c.DefaultMaxMatches {
+		errs = append(errs, fmt.Errorf("max-matches (%d) is below default-max-matches (%d)", c.MaxMatches, c.DefaultMaxMatches))
+	}
+	if c.GrepLineWindow < 16 {
+		errs = append(errs, fmt.Errorf("grep-line-window must be at least 16, got %d", c.GrepLineWindow))
+	}
 	if c.DefaultReadLimit > c.MaxReadLimit {
 		errs = append(errs, fmt.Errorf("default-read-limit (%d) is above max-read-limit (%d)", c.DefaultReadLimit, c.MaxReadLimit))
 	}
 	if c.WriteTimeout <= c.FillTimeout {
 		errs = append(errs, fmt.Errorf("write-timeout (%s) must be longer than fill-timeout (%s): a cold request waits for its fill", c.WriteTimeout, c.FillTimeout))
 	}
+	notNegative := func(name string, v int64) {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", name, v))
+		}
+	}
+	notNegative("cache-local-bytes", c.CacheLocalBytes)
+	notNegative("cache-max-body-bytes", c.CacheMaxBodyBytes)
+	notNegative("cache-max-list-bytes", c.CacheMaxListBytes)
+	notNegative("cache-resolve-ttl", int64(c.CacheResolveTTL))
+	notNegative("rate-limit-per-minute", int64(c.RateLimitPerMinute))
+	notNegative("rate-limit-burst", int64(c.RateLimitBurst))
+	if c.RedisURL != "" {
+		if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {
+			errs = append(errs, errors.New("redis-url must start with redis://, rediss:// or unix://"))
+		}
+		positive("redis-dial-timeout", int64(c.RedisDialTimeout))
+		positive("redis-timeout", int64(c.RedisTimeout))
+		positive("cache-redis-ttl", int64(c.CacheRedisTTL))
+		notNegative("redis-cooldown", int64(c.RedisCooldown))
+		if c.RedisLockTTL != 0 && c.RedisLockTTL <= c.FillTimeout {
+			errs = append(errs, fmt.Errorf("redis-lock-ttl (%s) must be longer than fill-timeout (%s): a lock that expires mid-fill lets another replica download the same version", c.RedisLockTTL, c.FillTimeout))
+		}
+	}
+	if c.RateLimitPerMinute > 0 && c.RedisURL == "" {
+		errs = append(errs, errors.New("rate-limit-per-minute needs redis-url: limits are shared by all replicas through Redis"))
+	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must be set when no database-url is given (the embedded store lives there)"))
 	}
 	return errors.Join(errs...)
+}
+
+// LockTTL is the fill lock's lifetime: RedisLockTTL, or fill-timeout plus
+// a 30s margin for the commit after the fill's last byte.
+func (c Config) LockTTL() time.Duration {
+	if c.RedisLockTTL > 0 {
+		return c.RedisLockTTL
+	}
+	return c.FillTimeout + 30*time.Second
 }
 
 // binder registers a flag whose default is taken from an environment

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -30,13 +31,13 @@ func Classify(err error) Class {
 		unav *upstream.UnavailableError
 	)
 	switch {
-	case errors.As(err, &in):
+	case errors.As(err, &in), errors.Is(err, index.ErrBadPattern), errors.Is(err, index.ErrBadQuery):
 		return Class{Status: http.StatusBadRequest, Code: "bad_request"}
 	case errors.As(err, &lim):
 		return Class{Status: http.StatusUnprocessableEntity, Code: "limit_exceeded"}
 	case errors.Is(err, ingest.ErrUnsupported):
 		return Class{Status: http.StatusUnprocessableEntity, Code: "package_unsupported"}
-	case errors.Is(err, ingest.ErrLimit):
+	case errors.Is(err, ingest.ErrLimit), errors.Is(err, index.ErrTooLarge):
 		return Class{Status: http.StatusUnprocessableEntity, Code: "package_too_large"}
 	case errors.As(err, &nf), errors.Is(err, upstream.ErrNotFound):
 		return Class{Status: http.StatusNotFound, Code: "not_found"}
@@ -58,6 +59,8 @@ func Classify(err error) Class {
 		// A version vanished between resolve and read, or a blob is
 		// missing: the store is inconsistent, not the caller wrong.
 		return Class{Status: http.StatusInternalServerError, Code: "internal"}
+	case errors.Is(err, ErrGrepUnavailable):
+		return Class{Status: http.StatusNotImplemented, Code: "grep_unavailable"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return Class{Status: http.StatusServiceUnavailable, Code: "timeout", RetryAfter: 10 * time.Second}
 	}

@@ -45,13 +45,14 @@ type Service struct {
 	resolver Resolver
 	filler   Filler
 	store    store.Reader
+	searcher Searcher
 	lim      Limits
 }
 
 // New returns a Service reading from st, resolving with r, filling misses
-// with f.
-func New(st store.Reader, r Resolver, f Filler, lim Limits) *Service {
-	return &Service{resolver: r, filler: f, store: st, lim: lim}
+// with f and grepping with g (nil: grep answers ErrGrepUnavailable).
+func New(st store.Reader, r Resolver, f Filler, g Searcher, lim Limits) *Service {
+	return &Service{resolver: r, filler: f, store: st, searcher: g, lim: lim}
 }
 
 // Target names a package version as the caller asked for it.

@@ -3,7 +3,15 @@ package explore
 import (
 	"context"
 	"errors"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/pathglob"
 )
+
+// Searcher runs a grep over one stored version (internal/search).
+type Searcher interface {
+	Search(ctx context.Context, name, version string, q index.Query) (index.Result, error)
+}
 
 // GrepRequest searches the contents of every text file of a version.
 type GrepRequest struct {
@@ -29,10 +37,14 @@ type GrepMatch struct {
 	Line int    `json:"line"`
 	// Column is the 1-based byte column of the first match in the line.
 	Column int `json:"column"`
-	// Text is the line, or a window around the match for a long line.
-	Text   string   `json:"text"`
-	Before []string `json:"before,omitempty"`
-	After  []string `json:"after,omitempty"`
+	// Text is the line, or, for a long line, a window of it around the
+	// match starting at byte TextOffset of the line (read the line in full
+	// with read's column windows).
+	Text       string   `json:"text"`
+	TextOffset int      `json:"textOffset,omitempty"`
+	LineBytes  int      `json:"lineBytes,omitempty"`
+	Before     []string `json:"before,omitempty"`
+	After      []string `json:"after,omitempty"`
 }
 
 // SkippedFile is a file grep did not search, and why (e.g. "binary").
@@ -54,11 +66,54 @@ type GrepResult struct {
 	TruncatedBy   string        `json:"truncatedBy,omitempty"`
 }
 
-// Grep searches a version's files. (Wired to the trigram index in the
-// grep issue; until then it answers ErrGrepUnavailable.)
-func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) {
-	return nil, ErrGrepUnavailable
-}
+// ErrGrepUnavailable is answered by a Service built without a Searcher.
+var ErrGrepUnavailable = errors.New("grep is not available on this mirror")
 
-// ErrGrepUnavailable is answered while no search engine is wired.
-var ErrGrepUnavailable = errors.New("grep is not available on this mirror yet")
+// Grep searches every text file of a version through its trigram index.
+func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) {
+	if s.searcher == nil {
+		return nil, ErrGrepUnavailable
+	}
+	if r.Pattern == "" {
+		return nil, &InputError{Field: "pattern", Err: errors.New("give a pattern (an RE2 regular expression, or a literal with fixedStrings)")}
+	}
+	globs := append([]string(nil), r.Include...)
+	for _, x := range r.Exclude {
+		globs = append(globs, "!"+x)
+	}
+	m, err := pathglob.Compile(globs, s.lim.Glob)
+	if err != nil {
+		return nil, &InputError{Field: "include", Err: err}
+	}
+	o, err := s.Open(ctx, r.Target)
+	if err != nil {
+		return nil, err
+	}
+	q := index.Query{
+		Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings, WholeWord: r.WholeWord,
+		ContextLines: r.ContextLines, MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
+	}
+	if !m.Empty() {
+		q.Filter = m.Match
+	}
+	res, err := s.searcher.Search(ctx, o.Name, o.Version, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &GrepResult{
+		PackageName: o.Name, Version: o.Version, Matches: make([]GrepMatch, len(res.Matches)),
+		FilesSearched: res.FilesSearched, FilesSkipped: res.FilesSkipped,
+		Truncated: res.Truncated, TruncatedBy: res.TruncatedBy,
+	}
+	for i, mt := range res.Matches {
+		gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text, Before: mt.Before, After: mt.After}
+		if mt.TextOffset > 0 || len(mt.Text) < mt.LineBytes {
+			gm.TextOffset, gm.LineBytes = mt.TextOffset, mt.LineBytes
+		}
+		out.Matches[i] = gm
+	}
+	for _, sk := range res.Skipped {
+		out.Skipped = append(out.Skipped, SkippedFile{Path: sk.Path, Reason: sk.Reason})
+	}
+	return out, nil
+}

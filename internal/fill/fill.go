@@ -4,12 +4,14 @@
 // The path is a chain of small Fillers, each wrapping the next (as athens'
 // stasher does), wired in one place, New:
 //
-//	store hit → in-process single-flight → store re-check → fetch
+//	store hit → in-process single-flight → cross-replica lock → store re-check → fetch
 //
-// where fetch is: packument entry → declared-size check → tarball download
+// where index builds the search index of what fetch committed (in the
+// background for the mirror), and fetch is: packument entry → declared-size check → tarball download
 // and integrity check (upstream) → unpack and store (ingest) → commit.
-// Later links (a Redis lock across replicas, a jsDelivr fallback, indexing)
-// join the chain here without touching its neighbours.
+// The lock (Options.Lock, Redis in production; lock.go) is optional. Later
+// links (a jsDelivr fallback, indexing) join the chain here without
+// touching their neighbours.
 package fill
 
 import (
@@ -23,6 +25,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -49,6 +52,11 @@ type Registry interface {
 	Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error)
 }
 
+// Indexer builds a stored version's search index (internal/search).
+type Indexer interface {
+	Ensure(ctx context.Context, name, version string) (index.Stats, error)
+}
+
 // Options configure the chain.
 type Options struct {
 	// Timeout bounds one fill. The fill runs detached from the request
@@ -57,6 +65,15 @@ type Options struct {
 	Timeout time.Duration
 	Ingest  ingest.Limits
 	Logger  *slog.Logger
+	// Lock, when set, makes replicas take turns on a cold version; nil
+	// leaves only the in-process single-flight.
+	Lock Lock
+	// Index, when set, builds the search index of every version the chain
+	// fetches, after its files are committed. The mirror passes
+	// search.Searcher.Later (a list should not wait for the index; a grep
+	// joins the same build); the indexer's warm jobs pass the Searcher
+	// itself, so a warmed version is indexed when the job ends.
+	Index Indexer
 }
 
 // New wires the miss path over st and reg.
@@ -65,7 +82,13 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	var f Filler = &fetch{st: st, reg: reg, lim: opt.Ingest, log: opt.Logger}
+	if opt.Index != nil {
+		f = indexAfter(f, opt.Index)
+	}
 	f = storeHit(st, f) // re-check: another flight may have filled it meanwhile
+	if opt.Lock != nil {
+		f = &locked{lock: opt.Lock, st: st, next: f}
+	}
 	f = &singleFlight{next: f, timeout: opt.Timeout}
 	return storeHit(st, f)
 }
@@ -81,6 +104,19 @@ func storeHit(st store.VersionReader, next Filler) Filler {
 			return fmt.Errorf("checking the store: %w", err)
 		}
 		return next.Fill(ctx, name, version)
+	})
+}
+
+// indexAfter builds the index of what next fetched.
+func indexAfter(next Filler, ix Indexer) Filler {
+	return FillerFunc(func(ctx context.Context, name, version string) error {
+		if err := next.Fill(ctx, name, version); err != nil {
+			return err
+		}
+		if _, err := ix.Ensure(ctx, name, version); err != nil {
+			return fmt.Errorf("indexing %s@%s: %w", name, version, err)
+		}
+		return nil
 	})
 }
 

@@ -1,0 +1,96 @@
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// Reader wraps st: Files and Blob are answered from the cache layers when
+// they can be; Version goes straight to st, since a version's state
+// changes when a fill commits it and nothing hot asks for it.
+func (c *Cache) Reader(st store.Reader) store.Reader { return &reader{c: c, st: st} }
+
+type reader struct {
+	c  *Cache
+	st store.Reader
+}
+
+func (r *reader) Version(ctx context.Context, name, version string) (store.Version, error) {
+	return r.st.Version(ctx, name, version)
+}
+
+var filesCodec = codec[[]store.File]{encode: encodeFiles, decode: decodeFiles, cost: filesCost}
+
+// Files caches the list of a ready version for good: a committed version
+// never changes. ErrNotFound is not cached, so a fill is seen at once.
+func (r *reader) Files(ctx context.Context, name, version string) ([]store.File, error) {
+	return lookup(ctx, r.c, "files:"+name+"@"+version, 0, filesCodec,
+		func(ctx context.Context) ([]store.File, bool, error) {
+			files, err := r.st.Files(ctx, name, version)
+			return files, err == nil && filesCost(files) <= r.c.opt.MaxListBytes, err
+		})
+}
+
+// Blob caches bodies up to MaxBodyBytes by their hash. A body read back
+// from Redis is only served when its sha256 matches.
+func (r *reader) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
+	cd := codec[[]byte]{
+		encode: func(b []byte) []byte { return b },
+		decode: func(b []byte) ([]byte, error) {
+			if sha256.Sum256(b) != h {
+				return nil, fmt.Errorf("%w: body does not match its hash", errCorrupt)
+			}
+			return b, nil
+		},
+		cost: func(b []byte) int64 { return int64(len(b)) },
+	}
+	return lookup(ctx, r.c, "blob:"+hex.EncodeToString(h[:]), 0, cd,
+		func(ctx context.Context) ([]byte, bool, error) {
+			b, err := r.st.Blob(ctx, h)
+			return b, err == nil && int64(len(b)) <= r.c.opt.MaxBodyBytes, err
+		})
+}
+
+// Resolver turns a version spec into an exact version; it is the
+// interface explore.Resolver declares.
+type Resolver interface {
+	// Resolve returns an exact version, or the wrapped resolver's error.
+	Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error)
+}
+
+// Resolver wraps r: a range or dist-tag resolution is reused for
+// ResolveTTL (so a moved dist-tag is seen at most ResolveTTL after this
+// cache, plus the upstream client's packument-ttl after the registry); an
+// exact version resolves to itself for good. Errors are not cached.
+func (c *Cache) Resolver(r Resolver) Resolver { return &resolver{c: c, r: r} }
+
+type resolver struct {
+	c *Cache
+	r Resolver
+}
+
+var stringCodec = codec[string]{
+	encode: func(s string) []byte { return []byte(s) },
+	decode: func(b []byte) (string, error) { return string(b), nil },
+	cost:   func(s string) int64 { return int64(len(s)) },
+}
+
+func (r *resolver) Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error) {
+	ttl := r.c.opt.ResolveTTL
+	if spec.Kind != npmspec.Version && ttl <= 0 {
+		return r.r.Resolve(ctx, name, spec)
+	}
+	if spec.Kind == npmspec.Version {
+		ttl = 0 // immutable
+	}
+	return lookup(ctx, r.c, "resolve:"+name+"@"+spec.Raw, ttl, stringCodec,
+		func(ctx context.Context) (string, bool, error) {
+			v, err := r.r.Resolve(ctx, name, spec)
+			return v, err == nil, err
+		})
+}

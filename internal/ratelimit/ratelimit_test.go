@@ -1,0 +1,159 @@
+package ratelimit
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/faultproxy"
+	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// server is an Echo instance behind the limiter, on the test Redis (or
+// addr, a fault proxy, when not ""). Its rate keys are deleted at the end.
+func server(t *testing.T, addr string, opt Options) (*echo.Echo, *Limiter) {
+	t.Helper()
+	prefix := redistest.Prefix(t)
+	if addr == "" {
+		addr = redistest.Addr(t)
+	}
+	ro := redisconn.DefaultOptions()
+	ro.URL, ro.Prefix = "redis://"+addr+"/0", prefix
+	rc, err := redisconn.Open(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	rdb := redistest.Client(t)
+	t.Cleanup(func() {
+		// redis_rate puts "rate:" before our prefix.
+		keys := rdb.Keys(context.Background(), "rate:"+prefix+"*").Val()
+		if len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+	})
+	l := New(rc, opt)
+	e := echo.New()
+	e.Use(l.Middleware())
+	ok := func(c echo.Context) error { return c.String(http.StatusOK, "ok") }
+	e.GET("/v1/x", ok)
+	e.GET("/healthz", ok)
+	return e, l
+}
+
+func get(e *echo.Echo, path, token, remote string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.RemoteAddr = remote + ":12345"
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestBurstThen429WithRetryAfter(t *testing.T) {
+	e, l := server(t, "", Options{PerMinute: 6, Burst: 3, KeyByToken: true})
+	for i := range 3 {
+		if rec := get(e, "/v1/x", "tok-a", "10.0.0.1"); rec.Code != http.StatusOK {
+			t.Fatalf("request %d of the burst: %d", i+1, rec.Code)
+		}
+	}
+	rec := get(e, "/v1/x", "tok-a", "10.0.0.1")
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("request past the burst: %d, want 429", rec.Code)
+	}
+	// 6 per minute: the next request is allowed in 10s.
+	if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 || ra > 10 {
+		t.Errorf("Retry-After = %q, want 1..10 seconds", rec.Header().Get("Retry-After"))
+	}
+	if !strings.Contains(rec.Body.String(), "rate-limit-per-minute") {
+		t.Errorf("body %q does not name the setting", rec.Body.String())
+	}
+	// Another token has its own bucket, even from the same address.
+	if rec := get(e, "/v1/x", "tok-b", "10.0.0.1"); rec.Code != http.StatusOK {
+		t.Errorf("another token: %d", rec.Code)
+	}
+	// Health checks are never limited.
+	if rec := get(e, "/healthz", "tok-a", "10.0.0.1"); rec.Code != http.StatusOK {
+		t.Errorf("healthz: %d", rec.Code)
+	}
+	if s := l.Stats(); s.Allowed != 4 || s.Limited != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestUnverifiedTokensDoNotGetTheirOwnBuckets(t *testing.T) {
+	e, _ := server(t, "", Options{PerMinute: 60, Burst: 2})
+	for i, tok := range []string{"made-up-1", "made-up-2"} {
+		if rec := get(e, "/v1/x", tok, "10.0.0.2"); rec.Code != http.StatusOK {
+			t.Fatalf("request %d: %d", i, rec.Code)
+		}
+	}
+	if rec := get(e, "/v1/x", "made-up-3", "10.0.0.2"); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("a fresh made-up token escaped the address's limit: %d", rec.Code)
+	}
+	if rec := get(e, "/v1/x", "", "10.0.0.3"); rec.Code != http.StatusOK {
+		t.Errorf("another address: %d", rec.Code)
+	}
+	// X-Forwarded-For is not trusted without an IPExtractor.
+	req := httptest.NewRequest(http.MethodGet, "/v1/x", nil)
+	req.RemoteAddr = "10.0.0.2:1"
+	req.Header.Set("X-Forwarded-For", "192.0.2.77")
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusTooManyRequests {
+		t.Errorf("a forged X-Forwarded-For escaped the limit: %d", rec.Code)
+	}
+}
+
+func TestRedisDownFailsOpen(t *testing.T) {
+	p, err := faultproxy.New(redistest.Addr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	e, l := server(t, p.Addr(), Options{PerMinute: 1, Burst: 1})
+	p.Kill()
+	for i := range 5 {
+		if rec := get(e, "/v1/x", "", "10.0.0.4"); rec.Code != http.StatusOK {
+			t.Fatalf("request %d with Redis down: %d, want it allowed", i, rec.Code)
+		}
+	}
+	if s := l.Stats(); s.FailedOpen != 5 {
+		t.Errorf("stats %+v, want 5 failed open", s)
+	}
+}
+
+func TestOffWhenZero(t *testing.T) {
+	if l := New(nil, Options{}); l != nil {
+		t.Fatal("a zero rate built a limiter")
+	}
+}
+
+func TestBearer(t *testing.T) {
+	tests := []struct {
+		in, tok string
+		ok      bool
+	}{
+		{"Bearer abc", "abc", true},
+		{"bearer  abc ", "abc", true},
+		{"Basic abc", "", false},
+		{"Bearer ", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		if tok, ok := bearer(tt.in); tok != tt.tok && tt.ok || ok != tt.ok {
+			t.Errorf("bearer(%q) = %q, %v", tt.in, tok, ok)
+		}
+	}
+}

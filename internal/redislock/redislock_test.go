@@ -1,0 +1,272 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/faultproxy"
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/redistest"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var _ fill.Lock = (*Locker)(nil)
+
+// replica is one mirror's Redis connection and Locker.
+func replica(t *testing.T, addr, prefix string) *Locker {
+	t.Helper()
+	opt := redisconn.DefaultOptions()
+	opt.URL, opt.Prefix = "redis://"+addr+"/0", prefix
+	rc, err := redisconn.Open(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	return New(rc, DefaultOptions())
+}
+
+func never(context.Context) bool { return false }
+
+func TestOneHolderAtATimeAndReleaseWakesTheWaiter(t *testing.T) {
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
+	releaseA, err := a.Acquire(ctx, "pkg@1.0.0", never)
+	if err != nil || releaseA == nil {
+		t.Fatalf("a.Acquire = %v, %v", releaseA != nil, err)
+	}
+	// The TTL is set: a holder that dies frees the lock eventually.
+	if ttl := redistest.Client(t).PTTL(ctx, prefix+"lock:pkg@1.0.0").Val(); ttl <= 0 || ttl > DefaultOptions().TTL {
+		t.Errorf("lock PTTL = %v, want within (0, %v]", ttl, DefaultOptions().TTL)
+	}
+	waiting := make(chan struct{})
+	b.onWait = func(string) { close(waiting) }
+	var released atomic.Bool
+	done := make(chan error)
+	go func() {
+		releaseB, err := b.Acquire(ctx, "pkg@1.0.0", never)
+		if err == nil && releaseB == nil {
+			err = errors.New("b was handed off, want the lock")
+		}
+		if err == nil && !released.Load() {
+			err = errors.New("b took the lock while a held it")
+		}
+		if releaseB != nil {
+			releaseB()
+		}
+		done <- err
+	}()
+	<-waiting
+	// Another key is independent.
+	if r, err := b.Acquire(ctx, "pkg@2.0.0", never); err != nil || r == nil {
+		t.Fatalf("another version's lock: %v, %v", r != nil, err)
+	} else {
+		r()
+	}
+	released.Store(true)
+	releaseA()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Stats(); s.Waited != 1 || s.Acquired != 2 {
+		t.Errorf("b stats %+v", s)
+	}
+}
+
+func TestWaiterFindingTheVersionReadyNeedsNoLock(t *testing.T) {
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
+	releaseA, err := a.Acquire(ctx, "k", never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committed atomic.Bool
+	waiting := make(chan struct{})
+	b.onWait = func(string) { close(waiting) }
+	done := make(chan func())
+	go func() {
+		r, _ := b.Acquire(ctx, "k", func(context.Context) bool { return committed.Load() })
+		done <- r
+	}()
+	<-waiting
+	committed.Store(true)
+	releaseA()
+	if r := <-done; r != nil {
+		r()
+		t.Fatal("b took the lock although the version was ready")
+	}
+	if s := b.Stats(); s.HandedOff != 1 {
+		t.Errorf("b stats %+v, want one hand-off", s)
+	}
+}
+
+func TestReleaseNeverFreesAnotherHoldersLock(t *testing.T) {
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	a := replica(t, redistest.Addr(t), prefix)
+	release, err := a.Acquire(ctx, "k", never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's lock expired mid-fill and another replica took it.
+	rdb := redistest.Client(t)
+	if err := rdb.Set(ctx, prefix+"lock:k", "other-token", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if v := rdb.Get(ctx, prefix+"lock:k").Val(); v != "other-token" {
+		t.Fatalf("after a stale release the lock holds %q, want the other holder's token", v)
+	}
+}
+
+func TestWaitingEndsWithTheContext(t *testing.T) {
+	prefix := redistest.Prefix(t)
+	a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
+	release, err := a.Acquire(context.Background(), "k", never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.onWait = func(string) { cancel() }
+	if r, err := b.Acquire(ctx, "k", never); r != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire with a cancelled context = %v, %v", r != nil, err)
+	}
+}
+
+func TestRedisDownFailsFast(t *testing.T) {
+	p, err := faultproxy.New(redistest.Addr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	l := replica(t, p.Addr(), redistest.Prefix(t))
+	for _, fault := range []struct {
+		name  string
+		apply func() error
+	}{
+		{"killed", func() error { p.Kill(); return nil }},
+		{"blackholed", p.Blackhole},
+	} {
+		if err := fault.apply(); err != nil {
+			t.Fatal(err)
+		}
+		// No deadline on ctx: only the configured timeouts bound it.
+		r, err := l.Acquire(context.Background(), "k", never)
+		if r != nil || err == nil || errors.Is(err, context.Canceled) {
+			t.Fatalf("Acquire with Redis %s = %v, %v; want a Redis error", fault.name, r != nil, err)
+		}
+	}
+}
+
+// chain is one replica's miss path: its own registry client and Locker,
+// over the shared store.
+func chain(t *testing.T, st store.Store, reg *fakeregistry.Registry, l *Locker) (fill.Filler, *upstream.Client) {
+	t.Helper()
+	npm, err := npmrc.Load(t.TempDir(), func(k string) string {
+		switch k {
+		case "npm_config_registry":
+			return reg.URL()
+		case "npm_config_userconfig", "npm_config_globalconfig":
+			return "/dev/null"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upstream.New(npm, upstream.DefaultConfig(), &http.Client{})
+	opt := fill.Options{Timeout: time.Minute, Ingest: ingest.DefaultLimits()}
+	if l != nil {
+		opt.Lock = l
+	}
+	return fill.New(st, up, opt), up
+}
+
+func TestTwoReplicasFillAColdVersionWithOneDownload(t *testing.T) {
+	ctx := context.Background()
+	reg := fakeregistry.New(t)
+	reg.Publish("pkg", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1\n"}))
+	st, err := sqlite.Open(ctx, t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	prefix := redistest.Prefix(t)
+	la, lb := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
+	fa, upA := chain(t, st, reg, la)
+	fb, upB := chain(t, st, reg, lb)
+	// Each replica knows the version already, so only the tarball is
+	// held below.
+	for _, up := range []*upstream.Client{upA, upB} {
+		if _, err := up.Packument(ctx, "pkg"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := reg.Hold("pkg")
+	waiting := make(chan string, 2)
+	la.onWait = func(k string) { waiting <- k }
+	lb.onWait = func(k string) { waiting <- k }
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for _, f := range []fill.Filler{fa, fb} {
+		wg.Go(func() { errs <- f.Fill(ctx, "pkg", "1.0.0") })
+	}
+	<-waiting // one replica holds the lock, the other waits on it
+	release()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reg.TarballDownloads("pkg", "1.0.0"); n != 1 {
+		t.Fatalf("%d tarball downloads, want 1", n)
+	}
+	if files, err := st.Files(ctx, "pkg", "1.0.0"); err != nil || len(files) != 1 {
+		t.Fatalf("stored files = %v, %v", files, err)
+	}
+}
+
+func TestFillGoesOnUnlockedWhenRedisIsDown(t *testing.T) {
+	ctx := context.Background()
+	reg := fakeregistry.New(t)
+	reg.Publish("pkg", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "1\n"}))
+	st, err := sqlite.Open(ctx, t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := faultproxy.New(redistest.Addr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	l := replica(t, p.Addr(), redistest.Prefix(t))
+	f, _ := chain(t, st, reg, l)
+	p.Kill()
+	if err := f.Fill(ctx, "pkg", "1.0.0"); err != nil {
+		t.Fatalf("Fill with Redis down: %v", err)
+	}
+	if s := l.Stats(); s.Unavailable != 1 {
+		t.Errorf("stats %+v, want the failed attempt counted", s)
+	}
+}

@@ -1,0 +1,383 @@
+// Package search serves grep: it finds a version's index — open in memory,
+// on this node's disk, in the store, or else built from the stored files —
+// and runs queries on it.
+//
+// Indexes are built once per version (after ingest, or on the first grep
+// of a version that has none), stored in the store as chunked blobs so any
+// node can fetch them, and cached on the node's local disk, where they are
+// memory-mapped: a warm grep touches no database. A local file is published
+// atomically (written under a temporary name, opened and checked, then
+// renamed), and when the local disk cannot take it (full, read-only) the
+// index is kept in memory instead, so grep degrades but does not fail.
+package search
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// Store is what the searcher needs: files and bodies to build from, and a
+// place to keep the built index.
+type Store interface {
+	store.Reader
+	PutBlobs(ctx context.Context, blobs []store.Blob) error
+	store.IndexStore
+}
+
+// Options configure a Searcher.
+type Options struct {
+	// Dir is the local index cache. Empty keeps indexes in memory only.
+	Dir string
+	// MaxOpen is how many indexes stay open (mapped) at once; the least
+	// recently used is closed when another is opened.
+	MaxOpen int
+	// ChunkBytes is the size of the blobs an index is stored as. 4 MiB
+	// keeps one row small for both databases while a 250 MB index is
+	// only ~60 rows.
+	ChunkBytes int
+	Build      index.BuildLimits
+	Search     index.SearchLimits
+	Logger     *slog.Logger
+}
+
+// DefaultOptions returns the defaults for dir.
+func DefaultOptions(dir string) Options {
+	return Options{Dir: dir, MaxOpen: 64, ChunkBytes: 4 << 20,
+		Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
+}
+
+// Searcher answers grep queries over stored versions.
+type Searcher struct {
+	st    Store
+	opt   Options
+	log   *slog.Logger
+	group singleflight.Group
+
+	mu   sync.Mutex
+	open map[string]*entry
+	lru  *list.List // of *entry, most recent first
+
+	bg       sync.WaitGroup // builds started by Later
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+}
+
+// entry is an open index with a reference count, so an index evicted from
+// the LRU is closed only once the searches using it are done.
+type entry struct {
+	key     string
+	ix      *index.Index
+	refs    int
+	evicted bool
+	elem    *list.Element
+}
+
+// New returns a Searcher; it creates opt.Dir if needed.
+func New(st Store, opt Options) (*Searcher, error) {
+	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 {
+		return nil, fmt.Errorf("search: MaxOpen and ChunkBytes must be positive")
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.Dir != "" {
+		if err := os.MkdirAll(opt.Dir, 0o700); err != nil {
+			return nil, fmt.Errorf("search: creating the index cache %s: %w", opt.Dir, err)
+		}
+	}
+	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New()}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Later returns an indexer whose Ensure starts the build in the background
+// and returns at once: a mirror answering a cold list need not wait for the
+// index, and a grep arriving meanwhile joins the same build. timeout bounds
+// each build; Close cancels and waits for builds in flight.
+func (s *Searcher) Later(timeout time.Duration) Later { return Later{s: s, timeout: timeout} }
+
+// Later is the background form of Searcher.Ensure.
+type Later struct {
+	s       *Searcher
+	timeout time.Duration
+}
+
+// Ensure starts building name@version's index and returns zero Stats.
+func (l Later) Ensure(_ context.Context, name, version string) (index.Stats, error) {
+	s := l.s
+	s.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(s.bgCtx, l.timeout)
+		defer cancel()
+		if _, err := s.Ensure(ctx, name, version); err != nil && s.bgCtx.Err() == nil {
+			s.log.Error("indexing after ingest", "package", name, "version", version, "err", err)
+		}
+	})
+	return index.Stats{}, nil
+}
+
+// Search runs q over name@version, which must be ready in the store.
+func (s *Searcher) Search(ctx context.Context, name, version string, q index.Query) (index.Result, error) {
+	e, err := s.acquire(ctx, name, version)
+	if err != nil {
+		return index.Result{}, err
+	}
+	defer s.release(e)
+	return e.ix.Search(ctx, q, s.opt.Search)
+}
+
+// Ensure makes sure name@version has an index in the store and on this
+// node, building it if needed, and returns its statistics.
+func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stats, error) {
+	e, err := s.acquire(ctx, name, version)
+	if err != nil {
+		return index.Stats{}, err
+	}
+	defer s.release(e)
+	return e.ix.Stats(), nil
+}
+
+// Close closes every open index not in use; those in use close when their
+// searches end.
+func (s *Searcher) Close() error {
+	s.bgCancel()
+	s.bg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, e := range s.open {
+		e.evicted = true
+		s.lru.Remove(e.elem)
+		if e.refs == 0 {
+			errs = append(errs, e.ix.Close())
+		}
+	}
+	clear(s.open)
+	return errors.Join(errs...)
+}
+
+func key(name, version string) string { return name + "@" + version }
+
+// acquire returns the open index of name@version with a reference held.
+func (s *Searcher) acquire(ctx context.Context, name, version string) (*entry, error) {
+	k := key(name, version)
+	for {
+		if e := s.lookup(k); e != nil {
+			return e, nil
+		}
+		// One load per version however many callers; it runs detached so
+		// one caller giving up does not fail the others.
+		ch := s.group.DoChan(k, func() (any, error) {
+			ix, err := s.load(context.WithoutCancel(ctx), name, version)
+			if err != nil {
+				return nil, err
+			}
+			s.insert(k, ix)
+			return nil, nil
+		})
+		select {
+		case r := <-ch:
+			if r.Err != nil {
+				return nil, r.Err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		// Loop: the inserted entry may already have been evicted by a
+		// burst of other versions; then it is loaded again.
+	}
+}
+
+func (s *Searcher) lookup(k string) *entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.open[k]
+	if e == nil {
+		return nil
+	}
+	e.refs++
+	s.lru.MoveToFront(e.elem)
+	return e
+}
+
+func (s *Searcher) insert(k string, ix *index.Index) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.open[k]; old != nil { // cannot happen under singleflight; be safe
+		_ = ix.Close()
+		return
+	}
+	e := &entry{key: k, ix: ix}
+	e.elem = s.lru.PushFront(e)
+	s.open[k] = e
+	for s.lru.Len() > s.opt.MaxOpen {
+		victim := s.lru.Back().Value.(*entry)
+		s.lru.Remove(victim.elem)
+		delete(s.open, victim.key)
+		victim.evicted = true
+		if victim.refs == 0 {
+			_ = victim.ix.Close()
+		}
+	}
+}
+
+func (s *Searcher) release(e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.refs--
+	if e.refs == 0 && e.evicted {
+		_ = e.ix.Close()
+	}
+}
+
+// localPath is where name@version's index lives on this node.
+func (s *Searcher) localPath(name, version string) string {
+	sum := sha256.Sum256([]byte(key(name, version)))
+	return filepath.Join(s.opt.Dir, fmt.Sprintf("%s.f%d.idx", hex.EncodeToString(sum[:16]), index.FormatVersion))
+}
+
+// load opens the index from local disk, else fetches it from the store,
+// else builds it from the stored files and stores it.
+func (s *Searcher) load(ctx context.Context, name, version string) (*index.Index, error) {
+	if s.opt.Dir != "" {
+		ix, err := index.Open(s.localPath(name, version))
+		if err == nil {
+			return ix, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("local index unusable; fetching it again", "package", name, "version", version, "err", err)
+		}
+	}
+	rec, err := s.st.Index(ctx, name, version, index.FormatVersion)
+	if err == nil {
+		data, err := s.fetch(ctx, rec)
+		if err == nil {
+			return s.publish(name, version, data)
+		}
+		s.log.Warn("stored index unreadable; rebuilding", "package", name, "version", version, "err", err)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("looking up the index of %s@%s: %w", name, version, err)
+	}
+	data, stats, err := s.build(ctx, name, version)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.save(ctx, name, version, data, stats); err != nil {
+		// The index still serves this node; the next node builds its own.
+		s.log.Error("storing a built index", "package", name, "version", version, "err", err)
+	}
+	return s.publish(name, version, data)
+}
+
+// fetch reads a stored index's chunks into memory.
+func (s *Searcher) fetch(ctx context.Context, rec store.IndexRecord) ([]byte, error) {
+	data := make([]byte, 0, rec.Size)
+	for _, h := range rec.Chunks {
+		b, err := s.st.Blob(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		data = append(data, b...)
+	}
+	if int64(len(data)) != rec.Size {
+		return nil, fmt.Errorf("stored index is %d bytes, its record says %d", len(data), rec.Size)
+	}
+	return data, nil
+}
+
+// build builds name@version's index from its stored files.
+func (s *Searcher) build(ctx context.Context, name, version string) ([]byte, index.Stats, error) {
+	files, err := s.st.Files(ctx, name, version)
+	if err != nil {
+		return nil, index.Stats{}, fmt.Errorf("listing %s@%s to index it: %w", name, version, err)
+	}
+	docs := make([]index.Doc, len(files))
+	for i, f := range files {
+		body, err := s.st.Blob(ctx, f.Hash)
+		if err != nil {
+			return nil, index.Stats{}, fmt.Errorf("reading %s of %s@%s to index it: %w", f.Path, name, version, err)
+		}
+		docs[i] = index.Doc{Path: f.Path, Data: body}
+	}
+	var buf bytes.Buffer
+	stats, err := index.Build(&buf, docs, s.opt.Build)
+	if err != nil {
+		return nil, index.Stats{}, fmt.Errorf("indexing %s@%s: %w", name, version, err)
+	}
+	s.log.Info("indexed", "package", name, "version", version, "files", stats.Files,
+		"text_bytes", stats.TextBytes, "coverage", stats.Coverage, "index_bytes", stats.IndexBytes)
+	return buf.Bytes(), stats, nil
+}
+
+// save stores a built index as chunks plus its record.
+func (s *Searcher) save(ctx context.Context, name, version string, data []byte, stats index.Stats) error {
+	rec := store.IndexRecord{Format: index.FormatVersion, Size: int64(len(data)), Coverage: stats.Coverage}
+	var err error
+	if rec.Stats, err = json.Marshal(stats); err != nil {
+		return err
+	}
+	for off := 0; off < len(data); off += s.opt.ChunkBytes {
+		chunk := data[off:min(off+s.opt.ChunkBytes, len(data))]
+		b := store.Blob{Hash: store.HashOf(chunk), Data: chunk}
+		if err := s.st.PutBlobs(ctx, []store.Blob{b}); err != nil {
+			return err
+		}
+		rec.Chunks = append(rec.Chunks, b.Hash)
+	}
+	return s.st.PutIndex(ctx, name, version, rec)
+}
+
+// publish opens data as an index, from the local cache when it can be
+// written there, else from memory.
+func (s *Searcher) publish(name, version string, data []byte) (*index.Index, error) {
+	if s.opt.Dir != "" {
+		ix, err := s.writeLocal(s.localPath(name, version), data)
+		if err == nil {
+			return ix, nil
+		}
+		s.log.Warn("local index cache not writable; serving from memory", "dir", s.opt.Dir, "err", err)
+	}
+	return index.OpenBytes(data)
+}
+
+// writeLocal publishes data at path atomically: temp file, check, rename.
+func (s *Searcher) writeLocal(path string, data []byte) (*index.Index, error) {
+	tmp, err := os.CreateTemp(s.opt.Dir, ".tmp-*.idx")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
+	if _, err := io.Copy(tmp, bytes.NewReader(data)); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	ix, err := index.Open(tmp.Name())
+	if err != nil {
+		return nil, err
+	}
+	// The mapping follows the inode, so it stays valid across the rename.
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}

@@ -1,0 +1,209 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// countingStore counts index builds (Files calls) over a real store.
+type countingStore struct {
+	*sqlite.Store
+	mu    sync.Mutex
+	lists int
+}
+
+func (c *countingStore) Files(ctx context.Context, name, version string) ([]store.File, error) {
+	c.mu.Lock()
+	c.lists++
+	c.mu.Unlock()
+	return c.Store.Files(ctx, name, version)
+}
+
+func (c *countingStore) builds() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists
+}
+
+func newStore(t *testing.T) *countingStore {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &countingStore{Store: st}
+}
+
+// publish commits name@version with files (path → body) to st.
+func publish(t *testing.T, st store.Store, name, version string, files map[string]string) {
+	t.Helper()
+	v := store.NewVersion{Name: name, Version: version, Integrity: "sha512-x"}
+	var blobs []store.Blob
+	for p, body := range files {
+		h := store.HashOf([]byte(body))
+		blobs = append(blobs, store.Blob{Hash: h, Data: []byte(body)})
+		v.Files = append(v.Files, store.File{Path: p, Size: int64(len(body)), Hash: h})
+	}
+	slices.SortFunc(v.Files, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+	if err := st.PutBlobs(t.Context(), blobs); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CommitVersion(t.Context(), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newSearcher(t *testing.T, st Store, dir string, maxOpen int) *Searcher {
+	t.Helper()
+	opt := DefaultOptions(dir)
+	opt.MaxOpen, opt.ChunkBytes = maxOpen, 64 // tiny chunks: an index spans several blobs
+	s, err := New(st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func grep(t *testing.T, s *Searcher, name, version, pattern string) []string {
+	t.Helper()
+	res, err := s.Search(t.Context(), name, version, index.Query{Pattern: pattern})
+	if err != nil {
+		t.Fatalf("Search %s@%s %q: %v", name, version, pattern, err)
+	}
+	var out []string
+	for _, m := range res.Matches {
+		out = append(out, m.File+":"+m.Text)
+	}
+	return out
+}
+
+func TestBuildOnceThenLocalThenStore(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "hello world\n", "y.js": "goodbye\n"})
+	dir := t.TempDir()
+	s := newSearcher(t, st, dir, 4)
+
+	var wg sync.WaitGroup
+	for range 8 { // concurrent first greps build once
+		wg.Go(func() {
+			if got := grep(t, s, "a", "1.0.0", "world"); strings.Join(got, "|") != "x.js:hello world" {
+				t.Errorf("got %q", got)
+			}
+		})
+	}
+	wg.Wait()
+	if n := st.builds(); n != 1 {
+		t.Fatalf("built %d times, want 1", n)
+	}
+	rec, err := st.Index(t.Context(), "a", "1.0.0", index.FormatVersion)
+	if err != nil || len(rec.Chunks) < 2 {
+		t.Fatalf("stored index: %+v, %v (want several 64-byte chunks)", rec, err)
+	}
+
+	// A second searcher on the same disk cache opens the local file.
+	s2 := newSearcher(t, st, dir, 4)
+	grep(t, s2, "a", "1.0.0", "goodbye")
+	// A third with an empty cache fetches it from the store.
+	s3 := newSearcher(t, st, t.TempDir(), 4)
+	grep(t, s3, "a", "1.0.0", "goodbye")
+	if n := st.builds(); n != 1 {
+		t.Errorf("built %d times after reopening, want 1", n)
+	}
+}
+
+func TestCorruptLocalFileIsReplaced(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "hello world\n"})
+	dir := t.TempDir()
+	s := newSearcher(t, st, dir, 4)
+	grep(t, s, "a", "1.0.0", "hello")
+	s.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.idx"))
+	if len(files) != 1 {
+		t.Fatalf("local cache holds %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2 := newSearcher(t, st, dir, 4)
+	if got := grep(t, s2, "a", "1.0.0", "hello"); len(got) != 1 {
+		t.Errorf("after corrupting the local file: %q", got)
+	}
+	if _, err := index.Open(files[0]); err != nil {
+		t.Errorf("local file not replaced with a good one: %v", err)
+	}
+}
+
+// TestUnwritableCacheServesFromMemory: a local cache that cannot be
+// written (disk full, read-only) degrades grep to memory, never fails it.
+func TestUnwritableCacheServesFromMemory(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "hello world\n"})
+	dir := t.TempDir()
+	s := newSearcher(t, st, dir, 4)
+	// Replace the cache dir by a file: every create under it fails, even
+	// for root (which a read-only directory would not stop).
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := grep(t, s, "a", "1.0.0", "hello"); len(got) != 1 {
+		t.Errorf("grep with an unwritable cache: %q", got)
+	}
+}
+
+// TestEvictionWaitsForSearches: with room for one open index, opening a
+// second closes the first only once no search uses it.
+func TestEvictionWaitsForSearches(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "alpha\n"})
+	publish(t, st, "b", "1.0.0", map[string]string{"x.js": "beta\n"})
+	s := newSearcher(t, st, t.TempDir(), 1)
+	held, err := s.acquire(t.Context(), "a", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grep(t, s, "b", "1.0.0", "beta") // evicts a while it is held
+	res, err := held.ix.Search(t.Context(), index.Query{Pattern: "alpha"}, s.opt.Search)
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("search on an evicted but held index: %+v, %v", res, err)
+	}
+	s.release(held)
+	if _, err := held.ix.Search(t.Context(), index.Query{Pattern: "alpha"}, s.opt.Search); err == nil {
+		t.Errorf("evicted index still open after its last release")
+	}
+	if got := grep(t, s, "a", "1.0.0", "alpha"); len(got) != 1 { // reopened from disk
+		t.Errorf("after eviction: %q", got)
+	}
+}
+
+func TestLaterBuildsInBackground(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "alpha\n"})
+	s := newSearcher(t, st, t.TempDir(), 4)
+	if _, err := s.Later(time.Minute).Ensure(t.Context(), "a", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	s.bg.Wait()
+	if _, err := st.Index(t.Context(), "a", "1.0.0", index.FormatVersion); err != nil {
+		t.Errorf("background build did not store the index: %v", err)
+	}
+}
