@@ -101,6 +101,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	})
 	searcher, err := newSearcher(st, cfg, log)
 	if err != nil {
+		if a.redis != nil {
+			a.redis.Close()
+		}
 		st.Close()
 		return nil, err
 	}
