@@ -136,7 +136,12 @@ func renderGrep(r *explore.GrepResult, note string) string {
 				fmt.Fprintf(&b, "%s-%d-%s\n", m.File, n, l)
 			}
 		}
-		fmt.Fprintf(&b, "%s:%d:%d:%s\n", m.File, m.Line, m.Column, m.Text)
+		if m.LineBytes > 0 { // a window of a long line: say where it sits
+			fmt.Fprintf(&b, "%s:%d:%d:[bytes %d-%d of %d] %s\n", m.File, m.Line, m.Column,
+				m.TextOffset+1, m.TextOffset+len(m.Text), m.LineBytes, m.Text)
+		} else {
+			fmt.Fprintf(&b, "%s:%d:%d:%s\n", m.File, m.Line, m.Column, m.Text)
+		}
 		lastFile, lastLine = m.File, m.Line
 		for j, l := range m.After {
 			n := m.Line + 1 + j

@@ -40,3 +40,15 @@ b.js-2-l2`
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestRenderGrepLongLineWindow: a window of a long line says which bytes
+// of how long a line it shows, so a model knows it is not the whole line.
+func TestRenderGrepLongLineWindow(t *testing.T) {
+	res := &explore.GrepResult{PackageName: "p", Version: "1.0.0", FilesSearched: 1, Matches: []explore.GrepMatch{
+		{File: "min.js", Line: 1, Column: 40010, Text: "function ArrowLeft(){}", TextOffset: 40000, LineBytes: 60030},
+	}}
+	want := "p@1.0.0: 1 matching line in 1 file (1 file searched)\nmin.js:1:40010:[bytes 40001-40022 of 60030] function ArrowLeft(){}"
+	if got := renderGrep(res, ""); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
