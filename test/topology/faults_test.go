@@ -146,21 +146,27 @@ func TestRedisKilledAndBlackholedMidLoad(t *testing.T) {
 		}
 	}
 	const down, up = `msg="redis unavailable`, `msg="redis reachable again"`
+	// Each condition counts log lines from before its fault is applied,
+	// so a replica that reacts at once is not missed.
 	take("Redis up", 60, func() bool { return true })
+	reached := logged(down)
 	proxy.Kill()
-	take("Redis killed", 60, logged(down))
+	take("Redis killed", 60, reached)
+	reached = logged(up)
 	if err := proxy.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	take("Redis back", 60, logged(up))
+	take("Redis back", 60, reached)
+	reached = logged(down)
 	if err := proxy.Blackhole(); err != nil {
 		t.Fatal(err)
 	}
-	take("Redis blackholed", 60, logged(down))
+	take("Redis blackholed", 60, reached)
+	reached = logged(up)
 	if err := proxy.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	take("Redis back again", 60, logged(up))
+	take("Redis back again", 60, reached)
 	close(stop)
 	for r := range results {
 		if !r.ok() {
