@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"github.com/pkgscope/pkgscope/internal/explore"
 	"reflect"
 	"slices"
 	"testing"
@@ -53,7 +54,7 @@ func FuzzDecodeArguments(f *testing.F) {
 // normalize makes empty lists nil: omitempty drops them on the way out.
 func normalize(in *Input) Input {
 	c := *in
-	for _, l := range []*stringList{&c.Patterns, &c.Include, &c.Exclude} {
+	for _, l := range []*explore.StringList{&c.Patterns, &c.Include, &c.Exclude} {
 		if len(*l) == 0 {
 			*l = nil
 		}

@@ -22,24 +22,9 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
-// Explorer is what the tool needs: the four explore actions.
-// *explore.Service implements it on a local store, *client.Client on a
-// remote pkgscope. Errors are classified with explore.Classify, unless
-// they carry their own class (a Class() explore.Class method), as a
-// remote's errors do.
-type Explorer interface {
-	// List returns every file path of the version, in byte order.
-	List(ctx context.Context, t explore.Target) (*explore.ListResult, error)
-	// Glob returns the paths patterns select (OR-ed; "!p" excludes); an
-	// empty patterns is an *explore.InputError.
-	Glob(ctx context.Context, t explore.Target, patterns []string) (*explore.ListResult, error)
-	// Read returns lines of one file, within the service's read caps.
-	Read(ctx context.Context, r explore.ReadRequest) (*explore.ReadResult, error)
-	// Grep searches the contents of the version's files, within the
-	// service's match caps; explore.ErrGrepUnavailable when no search
-	// engine is wired.
-	Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error)
-}
+// Explorer is what the tool calls: the local *explore.Service or a remote
+// pkgscope through internal/client.
+type Explorer = explore.Explorer
 
 // Limits bound what the MCP layer answers beyond the service's own caps.
 type Limits struct {

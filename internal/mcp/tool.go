@@ -16,63 +16,17 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
-// Input is the explore_npm tool's arguments: exactly the /v1/explore body
-// (see internal/api/explore.go). Each action reads the fields it needs and
-// ignores the others, as the API does. The jsonschema tags are the
-// property descriptions a model reads; inputSchema adds what tags cannot
-// say (the action enum, minimums, string-or-array).
-type Input struct {
-	Action      string `json:"action" jsonschema:"What to do: 'list' every file path of the package; 'glob' the file paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern."`
-	PackageName string `json:"packageName" jsonschema:"npm package name, e.g. 'react' or '@types/node'."`
-	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
-	// glob
-	Patterns stringList `json:"patterns,omitempty" jsonschema:"glob: globs over file paths, OR-ed; a leading '!' excludes. '**' crosses folders, e.g. ['**/*.d.ts', '!**/internal/**']. A single string is one pattern."`
-	// read
-	Path   string `json:"path,omitempty" jsonschema:"read: path of one file inside the package, as list and glob print it, e.g. 'dist/index.d.ts'."`
-	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1). A truncated read names the offset to continue from."`
-	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
-	Column int    `json:"column,omitempty" jsonschema:"read: with offset, return one window of that single line starting at this 1-based byte column, for minified files whose lines are too long to show whole; the answer's nextColumn continues the line (0 at its end)."`
-	// grep
-	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings)."`
-	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
-	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
-	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
-	Include           stringList `json:"include,omitempty" jsonschema:"grep: search only files whose path matches one of these globs, e.g. ['**/*.d.ts']."`
-	Exclude           stringList `json:"exclude,omitempty" jsonschema:"grep: skip files whose path matches one of these globs, e.g. ['**/*.min.js', '**/*.map']."`
-	ContextLines      int        `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C."`
-	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines to return overall (the server has a default and a maximum)."`
-	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines to return per file."`
-}
-
-// stringList accepts a JSON string or an array of strings, as the API's
-// patterns, include and exclude do: models often send one glob bare.
-type stringList []string
-
-func (l *stringList) UnmarshalJSON(b []byte) error {
-	if bytes.HasPrefix(bytes.TrimSpace(b), []byte(`"`)) {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*l = []string{s}
-		return nil
-	}
-	var ss []string
-	if err := json.Unmarshal(b, &ss); err != nil {
-		return errors.New("want a string or an array of strings")
-	}
-	*l = ss
-	return nil
-}
+// Input is the explore_npm tool's arguments: exactly the /v1/explore body.
+type Input = explore.Request
 
 // Actions are the values of Input.Action.
-var Actions = []string{"list", "glob", "read", "grep"}
+var Actions = explore.Actions
 
 // inputSchema infers the schema from Input's tags and adds the action
 // enum, non-negative integers and string-or-array lists.
 func inputSchema(projectAware bool) *jsonschema.Schema {
 	s, err := jsonschema.For[Input](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[stringList](): {AnyOf: []*jsonschema.Schema{
+		reflect.TypeFor[explore.StringList](): {AnyOf: []*jsonschema.Schema{
 			{Type: "array", Items: &jsonschema.Schema{Type: "string"}},
 			{Type: "string"},
 		}},
@@ -168,39 +122,20 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 			t.opt.Logger.Warn("project versions", "project", t.opt.Project.Dir(), "err", d.Warning)
 		}
 	}
-	target := explore.Target{PackageName: in.PackageName, Version: in.Version}
-	switch in.Action {
-	case "list", "glob":
-		var res *explore.ListResult
-		if in.Action == "list" {
-			res, err = t.ex.List(ctx, target)
-		} else {
-			res, err = t.ex.Glob(ctx, target, in.Patterns)
-		}
-		if err != nil {
-			return t.fail(err, note), nil
-		}
+	res, err := explore.Do(ctx, t.ex, *in)
+	if err != nil {
+		return t.fail(err, note), nil
+	}
+	switch res := res.(type) {
+	case *explore.ListResult:
 		out := capList(res, t.opt.Limits.MaxListEntries, in.Action)
 		return ok(out, renderList(out, in.Action, note)), nil
-	case "read":
-		res, err := t.ex.Read(ctx, explore.ReadRequest{Target: target, Path: in.Path, Offset: in.Offset, Limit: in.Limit, Column: in.Column})
-		if err != nil {
-			return t.fail(err, note), nil
-		}
+	case *explore.ReadResult:
 		return ok(res, renderRead(res, note)), nil
-	case "grep":
-		res, err := t.ex.Grep(ctx, explore.GrepRequest{
-			Target: target, Pattern: in.Pattern, CaseInsensitive: in.CaseInsensitive, FixedStrings: in.FixedStrings,
-			WholeWord: in.WholeWord, Include: in.Include, Exclude: in.Exclude, ContextLines: in.ContextLines,
-			MaxMatches: in.MaxMatches, MaxMatchesPerFile: in.MaxMatchesPerFile,
-		})
-		if err != nil {
-			return t.fail(err, note), nil
-		}
+	case *explore.GrepResult:
 		return ok(res, renderGrep(res, note)), nil
 	}
-	// The schema's enum rejects anything else before we get here.
-	return t.fail(&explore.InputError{Field: "action", Err: fmt.Errorf("unknown action %q: use list, glob, read or grep", in.Action)}, ""), nil
+	return t.fail(fmt.Errorf("explore_npm: unexpected result %T", res), note), nil
 }
 
 // decode validates the arguments against the schema, then decodes them

@@ -1,0 +1,100 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Request is the explore_npm tool's input: one object for every action,
+// the body of POST /v1/explore and the MCP tool's arguments alike. Each
+// action reads the fields it needs and ignores the others. The jsonschema
+// tags are the property descriptions a model reads.
+type Request struct {
+	Action      string `json:"action" jsonschema:"What to do: 'list' every file path of the package; 'glob' the file paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern."`
+	PackageName string `json:"packageName" jsonschema:"npm package name, e.g. 'react' or '@types/node'."`
+	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
+	// glob
+	Patterns StringList `json:"patterns,omitempty" jsonschema:"glob: globs over file paths, OR-ed; a leading '!' excludes. '**' crosses folders, e.g. ['**/*.d.ts', '!**/internal/**']. A single string is one pattern."`
+	// read
+	Path   string `json:"path,omitempty" jsonschema:"read: path of one file inside the package, as list and glob print it, e.g. 'dist/index.d.ts'."`
+	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1). A truncated read names the offset to continue from."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
+	Column int    `json:"column,omitempty" jsonschema:"read: with offset, return one window of that single line starting at this 1-based byte column, for minified files whose lines are too long to show whole; the answer's nextColumn continues the line (0 at its end)."`
+	// grep
+	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings)."`
+	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
+	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
+	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
+	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files whose path matches one of these globs, e.g. ['**/*.d.ts']."`
+	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep: skip files whose path matches one of these globs, e.g. ['**/*.min.js', '**/*.map']."`
+	ContextLines      int        `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C."`
+	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines to return overall (the server has a default and a maximum)."`
+	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines to return per file."`
+}
+
+// StringList accepts a JSON string or an array of strings: models often
+// send one glob bare.
+type StringList []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte(`"`)) {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = []string{s}
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return errors.New("want a string or an array of strings")
+	}
+	*l = ss
+	return nil
+}
+
+// Actions are the values of Request.Action.
+var Actions = []string{"list", "glob", "read", "grep"}
+
+// Explorer is the four actions. *Service answers them from the store;
+// internal/client forwards them to a remote pkgscope.
+type Explorer interface {
+	// List returns every file path of the version, in byte order.
+	List(ctx context.Context, t Target) (*ListResult, error)
+	// Glob returns the paths patterns select (OR-ed; "!p" excludes); an
+	// empty patterns is an *InputError.
+	Glob(ctx context.Context, t Target, patterns []string) (*ListResult, error)
+	// Read returns lines of one file, within the service's read caps.
+	Read(ctx context.Context, r ReadRequest) (*ReadResult, error)
+	// Grep searches the contents of the version's files, within the
+	// service's match caps; ErrGrepUnavailable when no search engine is
+	// wired.
+	Grep(ctx context.Context, r GrepRequest) (*GrepResult, error)
+}
+
+// Do runs r's action on ex. The result is a *ListResult (list, glob), a
+// *ReadResult or a *GrepResult.
+func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
+	t := Target{PackageName: r.PackageName, Version: r.Version}
+	switch r.Action {
+	case "list":
+		return ex.List(ctx, t)
+	case "glob":
+		return ex.Glob(ctx, t, r.Patterns)
+	case "read":
+		return ex.Read(ctx, ReadRequest{Target: t, Path: r.Path, Offset: r.Offset, Limit: r.Limit, Column: r.Column})
+	case "grep":
+		return ex.Grep(ctx, GrepRequest{
+			Target: t, Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
+			WholeWord: r.WholeWord, Include: r.Include, Exclude: r.Exclude, ContextLines: r.ContextLines,
+			MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
+		})
+	case "":
+		return nil, &InputError{Field: "action", Err: errors.New(`missing: give "list", "glob", "read" or "grep"`)}
+	}
+	return nil, &InputError{Field: "action", Err: fmt.Errorf("unknown action %q: use list, glob, read or grep", r.Action)}
+}
