@@ -26,7 +26,9 @@ package cache
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -197,6 +199,15 @@ func lookup[T any](ctx context.Context, c *Cache, key string, ttl time.Duration,
 	return v, nil
 }
 
+// redisKey names key in Redis: under the prefix, with a blob's raw digest
+// spelt in hex.
+func redisKey(rc *redisconn.Conn, key string) string {
+	if digest, ok := strings.CutPrefix(key, "blob:"); ok {
+		key = "blob:" + hex.EncodeToString([]byte(digest))
+	}
+	return rc.Key("cache", key)
+}
+
 type redisResult int
 
 const (
@@ -212,7 +223,7 @@ func redisGet[T any](ctx context.Context, c *Cache, key string, cd codec[T]) (v 
 	var b []byte
 	found := false
 	err := c.rc.Do(ctx, func(ctx context.Context) (err error) {
-		b, err = c.rc.Client.Get(ctx, c.rc.Key("cache", key)).Bytes()
+		b, err = c.rc.Client.Get(ctx, redisKey(c.rc, key)).Bytes()
 		if errors.Is(err, redis.Nil) {
 			return nil
 		}
@@ -253,7 +264,7 @@ func (c *Cache) redisSet(ctx context.Context, key string, value []byte, ttl time
 		ttl = c.opt.RedisTTL
 	}
 	err := c.rc.Do(context.WithoutCancel(ctx), func(ctx context.Context) error {
-		return c.rc.Client.Set(ctx, c.rc.Key("cache", key), value, ttl).Err()
+		return c.rc.Client.Set(ctx, redisKey(c.rc, key), value, ttl).Err()
 	})
 	if err != nil {
 		c.redisErr.Add(1)
