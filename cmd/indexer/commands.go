@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/popular"
@@ -136,33 +137,59 @@ func cmdWorker(ctx context.Context, s settings, getenv func(string) string, log 
 	return exitOK, nil
 }
 
-// cmdReindex re-ingests the versions stored under an older ingest format.
+// cmdReindex rebuilds what an upgrade made stale: search indexes missing
+// in the current index format (built from the stored files, nothing
+// fetched), and versions stored under an older ingest format (fetched and
+// ingested again, then indexed).
 func cmdReindex(ctx context.Context, s settings, getenv func(string) string, log *slog.Logger) (int, error) {
-	format := s.format
+	if len(s.args) > 0 {
+		return exitUsage, fmt.Errorf("unexpected arguments %q", s.args)
+	}
+	format, ingestFormat := s.format, s.ingestFormat
 	if format == 0 {
-		format = warm.IngestFormat
+		format = index.FormatVersion
+	}
+	if ingestFormat == 0 {
+		ingestFormat = warm.IngestFormat
 	}
 	ix, err := open(ctx, s, getenv, log)
 	if err != nil {
 		return exitFailed, err
 	}
-	stale, err := ix.q.Stale(ctx, format, s.warm.MaxRequestItems)
+	stale, err := ix.q.Stale(ctx, ingestFormat, s.warm.MaxRequestItems)
+	if err != nil {
+		ix.close()
+		return exitUsage, err
+	}
+	unindexed, err := ix.q.Unindexed(ctx, format, s.warm.MaxRequestItems-len(stale))
 	ix.close()
 	if err != nil {
 		return exitUsage, err
 	}
-	fmt.Fprintf(s.stdout, "%d versions stored under an ingest format older than %d", len(stale), format)
-	if len(stale) == s.warm.MaxRequestItems {
+	// A re-ingested version is indexed by its job: list it once.
+	restored := map[string]bool{}
+	for _, w := range stale {
+		restored[w.Name+"@"+w.Spec] = true
+	}
+	wants := stale
+	for _, w := range unindexed {
+		if !restored[w.Name+"@"+w.Spec] {
+			wants = append(wants, w)
+		}
+	}
+	fmt.Fprintf(s.stdout, "%d versions stored under an ingest format older than %d; %d without a search index of format %d",
+		len(stale), ingestFormat, len(wants)-len(stale), format)
+	if len(wants) >= s.warm.MaxRequestItems {
 		fmt.Fprint(s.stdout, " (at most max-request-items per run: run reindex again for the rest)")
 	}
 	fmt.Fprintln(s.stdout)
-	if s.dryRun || len(stale) == 0 {
-		for _, w := range stale[:min(len(stale), maxListed)] {
+	if s.dryRun || len(wants) == 0 {
+		for _, w := range wants[:min(len(wants), maxListed)] {
 			fmt.Fprintf(s.stdout, "  %s@%s\n", w.Name, w.Spec)
 		}
 		return exitOK, nil
 	}
-	return warmWants(ctx, s, getenv, log, fmt.Sprintf("indexer reindex --format %d", format), stale)
+	return warmWants(ctx, s, getenv, log, fmt.Sprintf("indexer reindex --format %d --ingest-format %d", format, ingestFormat), wants)
 }
 
 // cmdStatus prints a request's progress and summary.

@@ -32,6 +32,7 @@ type settings struct {
 	fromDownloads string
 	date          string
 	format        int
+	ingestFormat  int
 	dryRun        bool
 	args          []string
 	// Where output goes (os.Stdout and os.Stderr outside tests).
@@ -77,7 +78,8 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 	fs.IntVar(&s.size, "size", 5000, "popular refresh: packages to keep")
 	fs.StringVar(&s.fromDownloads, "from-downloads", "", "popular refresh: rank from a package index TSV (name, downloads_a_month columns) instead of the registry's search")
 	fs.StringVar(&s.date, "date", "", "popular refresh --from-downloads: the date the index was made (YYYY-MM-DD)")
-	fs.IntVar(&s.format, "format", 0, "reindex: re-ingest versions stored with an ingest format older than this (default: the current one)")
+	fs.IntVar(&s.format, "format", 0, "reindex: build search indexes of this format where missing (default, and only choice: this binary's)")
+	fs.IntVar(&s.ingestFormat, "ingest-format", 0, "reindex: re-ingest versions stored under an ingest format older than this (default: this binary's)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "reindex: list what would be re-ingested, change nothing")
 
 	var mine, theirs []string

@@ -8,7 +8,7 @@
 //	indexer popular --top 500                             # the most-used packages (data/popular.json)
 //	indexer popular refresh                               # rewrite data/popular.json from the registry's search
 //	indexer worker                                        # work warm jobs until SIGINT/SIGTERM
-//	indexer reindex [--format N] [--dry-run]              # re-ingest versions stored under older rules
+//	indexer reindex [--format N] [--dry-run]              # rebuild search indexes / re-ingest after a format change
 //	indexer status ID                                     # progress of a warm request
 //
 // warm and popular run workers in this process and wait, showing progress
@@ -51,7 +51,8 @@ commands:
   popular [--top N]         warm the N most-used packages of the shipped list
   popular refresh           rewrite the list from the registry's search endpoint
   worker                    work warm jobs until interrupted
-  reindex [--format N]      re-ingest versions stored under an older ingest format
+  reindex                   build search indexes missing in the current format, re-ingest
+                            versions stored under an older ingest format
   status ID                 print the progress of a warm request
 
 Run "indexer COMMAND -h" for the flags.

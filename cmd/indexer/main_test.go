@@ -13,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
 	"github.com/pkgscope/pkgscope/internal/popular"
+	"github.com/pkgscope/pkgscope/internal/redistest"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -78,14 +79,18 @@ func (c *cli) run(args ...string) (int, string) {
 }
 
 func TestWarmCommand(t *testing.T) {
-	for _, pg := range []bool{false, true} {
-		name := "sqlite"
-		if pg {
-			name = "pg"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pg, redis bool
+	}{{"sqlite", false, false}, {"pg", true, false}, {"pg+redis", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := newCLI(t, pg)
+			c := newCLI(t, tc.pg)
+			if tc.redis {
+				// The mirror's fill lock joins the chain.
+				c.env["PKGSCOPE_REDIS_URL"] = redistest.ServerURL()
+				c.env["PKGSCOPE_REDIS_PREFIX"] = redistest.Prefix(t) // fails the test when Redis is down
+			}
 			c.publish("alpha", "1.0.0")
 			c.publish("alpha", "1.2.0")
 			c.publish("@s/beta", "2.0.0")
@@ -183,6 +188,7 @@ func TestUsageErrors(t *testing.T) {
 		{"popular", "--top", "0"},
 		{"popular", "refresh", "--from-downloads", "x.tsv"}, // no --date
 		{"reindex", "--format", "99"},
+		{"reindex", "--ingest-format", "99"},
 		{"status"},
 	} {
 		if code, out := c.run(args...); code == exitOK {
@@ -243,7 +249,7 @@ func TestReindexDryRun(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	code, out := c.run("reindex", "--dry-run")
-	if code != exitOK || !strings.Contains(out, "0 versions stored under an ingest format older than 1") {
+	if code != exitOK || !strings.Contains(out, "0 versions stored under an ingest format older than 1; 0 without a search index of format") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

@@ -6,12 +6,17 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/redislock"
 	"github.com/pkgscope/pkgscope/internal/resolve"
+	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
@@ -20,11 +25,14 @@ import (
 )
 
 // indexer is the wired warm queue: the mirror's store, registry client
-// and miss path (fill.New, the one ingest implementation), with the
-// registry and store wrapped to time each job's stages.
+// and miss path (fill.New, the one ingest and index implementation, with
+// the Redis fill lock when configured), with the registry, store and
+// indexer wrapped to time each job's stages.
 type indexer struct {
-	st store.Store
-	q  *warm.Queue
+	st       store.Store
+	q        *warm.Queue
+	searcher *search.Searcher
+	redis    *redisconn.Conn
 }
 
 // open wires the indexer as app.New wires the mirror.
@@ -51,17 +59,54 @@ func open(ctx context.Context, s settings, getenv func(string) string, log *slog
 	lim := ingest.DefaultLimits()
 	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
 	reg := warm.TimeRegistry(up)
-	filler := fill.New(warm.TimeStore(st), reg, fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log})
-	q, err := warm.Open(ctx, st, warm.Deps{Store: st, Fill: filler, Resolve: resolve.New(reg, st), Logger: log}, s.warm)
-	if err != nil {
-		st.Close()
+	ix := &indexer{st: st}
+	fillOpt := fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log}
+	if cfg.RedisURL != "" {
+		// The mirror's cross-replica fill lock, so a warm job and a
+		// mirror replica never download one version at once.
+		ix.redis, err = redisconn.Open(redisconn.Options{
+			URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log,
+			DialTimeout: cfg.RedisDialTimeout, Timeout: cfg.RedisTimeout, Cooldown: cfg.RedisCooldown,
+		})
+		if err != nil {
+			ix.close()
+			return nil, err
+		}
+		fillOpt.Lock = redislock.New(ix.redis, redislock.Options{TTL: cfg.LockTTL(), PollMin: 50 * time.Millisecond, PollMax: time.Second})
+	}
+	// The searcher reads and writes the unwrapped store, so its time is
+	// counted as indexing; it indexes synchronously, so a warmed version is
+	// indexed when its job ends.
+	sopt := search.DefaultOptions(cfg.IndexDir)
+	if sopt.Dir == "" {
+		sopt.Dir = filepath.Join(cfg.DataDir, "indexes")
+	}
+	sopt.MaxOpen, sopt.Logger = cfg.MaxOpenIndexes, log
+	if ix.searcher, err = search.New(st, sopt); err != nil {
+		ix.close()
+		return nil, fmt.Errorf("setting up search indexing: %w", err)
+	}
+	timedIndex := warm.TimeIndexer(ix.searcher)
+	fillOpt.Index = timedIndex
+	filler := fill.New(warm.TimeStore(st), reg, fillOpt)
+	deps := warm.Deps{Store: st, Fill: filler, Resolve: resolve.New(reg, st), Index: timedIndex, Logger: log}
+	if ix.q, err = warm.Open(ctx, st, deps, s.warm); err != nil {
+		ix.close()
 		return nil, err
 	}
-	return &indexer{st: st, q: q}, nil
+	return ix, nil
 }
 
 func (ix *indexer) close() {
-	ix.q.Close()
+	if ix.q != nil {
+		ix.q.Close()
+	}
+	if ix.searcher != nil {
+		ix.searcher.Close()
+	}
+	if ix.redis != nil {
+		ix.redis.Close()
+	}
 	ix.st.Close()
 }
 

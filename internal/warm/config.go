@@ -10,11 +10,13 @@ import (
 // defaults; Validate names the setting to fix.
 type Config struct {
 	// Workers is how many warm jobs one process runs at once: the bound
-	// on concurrent downloads from the registry. Default 8: a job is a
-	// packument read, a download and an ingest that is CPU-bound (gunzip,
-	// sha256, zstd), so on the 2-core machines this project targets more
-	// than a few in flight only queue on the CPU; npm itself keeps up to
-	// 15 sockets (its maxsockets default) to one registry.
+	// on concurrent downloads from the registry, and on memory. Default 8:
+	// npm itself keeps up to 15 sockets (its maxsockets default) to one
+	// registry, but a job is mostly CPU (unpack, hash, compress, index:
+	// over 60% of job time in bench/warm), so more than a few per core only
+	// queue; and a job busy with a large package holds its tarball and,
+	// while indexing, its bodies: 8 workers peaked at 3.4 GB RSS on a
+	// Next.js app's lockfile, 2 at 1.3 GB (bench/warm/README.md).
 	Workers int
 	// MaxAttempts is how many times a job runs before it is reported
 	// failed. A snooze on 429/503 does not count as an attempt. Default 5.

@@ -19,6 +19,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
 	"github.com/pkgscope/pkgscope/internal/resolve"
+	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
@@ -90,7 +91,7 @@ func testConfig() Config {
 	c.MaxAttempts = 3
 	c.RetryBase = 5 * time.Millisecond
 	c.RetryMax = 20 * time.Millisecond
-	c.PollInterval = 20 * time.Millisecond
+	c.PollInterval = 50 * time.Millisecond
 	return c
 }
 
@@ -127,8 +128,15 @@ func newWorker(t *testing.T, reg *fakeregistry.Registry, st store.Store, cfg Con
 	}
 	up := upstream.New(npm, upstream.Config{}, &http.Client{Transport: transport})
 	reg2 := TimeRegistry(up)
-	f := fill.New(TimeStore(st), reg2, fill.Options{Timeout: time.Minute, Ingest: ingest.DefaultLimits()})
-	q, err := open(t.Context(), st, Deps{Store: st, Fill: f, Resolve: resolve.New(reg2, st), Logger: testLogger(t)}, cfg, true)
+	// The chain the indexer builds: indexing included, in memory here.
+	searcher, err := search.New(st.(search.Store), search.DefaultOptions(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { searcher.Close() })
+	ix := TimeIndexer(searcher)
+	f := fill.New(TimeStore(st), reg2, fill.Options{Timeout: time.Minute, Ingest: ingest.DefaultLimits(), Index: ix})
+	q, err := open(t.Context(), st, Deps{Store: st, Fill: f, Resolve: resolve.New(reg2, st), Index: ix, Logger: testLogger(t)}, cfg, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +171,7 @@ func (w *worker) warm(wants ...Want) Progress {
 
 func (w *worker) wait(id string) Progress {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(w.t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(w.t.Context(), 5*time.Minute) // a hang guard, not a deadline
 	defer cancel()
 	p, err := w.q.Wait(ctx, id, nil)
 	if err != nil {

@@ -65,13 +65,14 @@ const decoy = "99.0.0"
 // dependencies are reported skipped with their reason.
 func TestLockfiles(t *testing.T) {
 	fxs, locked := fixtures(t)
-	published := map[string][]string{} // name → versions
+	all := map[string][]string{} // name → every version any fixture locks
 	for _, nv := range locked {
 		w := ParseSpecArg(nv)
-		published[w.Name] = append(published[w.Name], w.Spec)
+		all[w.Name] = append(all[w.Name], w.Spec)
 	}
 	for _, fx := range fxs {
 		want := map[string]bool{}
+		published := map[string][]string{} // what this fixture names, no more
 		var skipped []string
 		for _, d := range fx.lf.Deps {
 			name, version, ok := d.Warm()
@@ -79,13 +80,18 @@ func TestLockfiles(t *testing.T) {
 			case !ok:
 				skipped = append(skipped, d.Name)
 			case fx.lf.Format == "package.json":
-				// A declared range warms the highest published match.
-				best, found := nodesemver.MaxSatisfying(published[name], version, nodesemver.Loose)
+				// A declared range warms the highest published match,
+				// among the versions the lockfiles lock.
+				published[name] = all[name]
+				best, found := nodesemver.MaxSatisfying(all[name], version, nodesemver.Loose)
 				if !found {
 					t.Fatalf("%s: no locked version of %s satisfies %q", fx.name, name, version)
 				}
 				want[name+"@"+best] = true
 			default:
+				if !want[name+"@"+version] {
+					published[name] = append(published[name], version)
+				}
 				want[name+"@"+version] = true
 			}
 		}

@@ -47,6 +47,9 @@ type Deps struct {
 	Fill fill.Filler
 	// Resolve resolves ranges and dist-tags.
 	Resolve Resolver
+	// Index builds search indexes, for reindex jobs (Want.Index); the same
+	// indexer the fill chain's index link uses. Optional otherwise.
+	Index Indexer
 	// Logger receives the queue's and River's logs; nil discards them.
 	Logger *slog.Logger
 }

@@ -3,8 +3,12 @@ package warm
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // IngestFormat is the version of the extraction rules (internal/ingest's
@@ -70,7 +74,11 @@ func (q *Queue) invalidate(ctx context.Context, name, version string, format int
 			return err
 		}
 		found = true
-		_, err = tx.ExecContext(ctx, q.db.rebind(`DELETE FROM files WHERE version_id = ?`), id)
+		if _, err := tx.ExecContext(ctx, q.db.rebind(`DELETE FROM files WHERE version_id = ?`), id); err != nil {
+			return err
+		}
+		// The search indexes were built from the old files.
+		_, err = tx.ExecContext(ctx, q.db.rebind(`DELETE FROM version_indexes WHERE version_id = ?`), id)
 		return err
 	})
 	if err != nil {
@@ -88,3 +96,50 @@ func (q *Queue) recordFormat(ctx context.Context, name, version string) error {
 	}
 	return nil
 }
+
+// Unindexed lists the ready versions that have no search index of format
+// (index.FormatVersion: the only one this binary builds), at most limit of
+// them. Indexes of other formats are left in place: a node still running
+// the older binary keeps using them until it is upgraded.
+func (q *Queue) Unindexed(ctx context.Context, format, limit int) ([]Want, error) {
+	if format != index.FormatVersion {
+		return nil, fmt.Errorf("warm: this binary builds search index format %d, not %d", index.FormatVersion, format)
+	}
+	var out []Want
+	err := q.db.query(ctx, `SELECT v.name, v.version FROM versions v
+		WHERE v.state = 'ready' AND NOT EXISTS (
+			SELECT 1 FROM version_indexes i WHERE i.version_id = v.id AND i.format = ?)
+		ORDER BY v.name, v.version LIMIT ?`,
+		func(rows *sql.Rows) error {
+			w := Want{Index: format}
+			if err := rows.Scan(&w.Name, &w.Spec); err != nil {
+				return err
+			}
+			out = append(out, w)
+			return nil
+		}, format, limit)
+	if err != nil {
+		return nil, fmt.Errorf("warm: list versions without a format %d index: %w", format, err)
+	}
+	return out, nil
+}
+
+// reindex builds name@version's search index; the version must be stored.
+func (q *Queue) reindex(ctx context.Context, name, version string) (Outcome, error) {
+	out := Outcome{Version: version}
+	if q.deps.Index == nil {
+		return out, fmt.Errorf("warm: no indexer configured (Deps.Index) to index %s@%s", name, version)
+	}
+	v, err := q.deps.Store.Version(ctx, name, version)
+	if err != nil || v.State != store.StateReady {
+		return out, fmt.Errorf("indexing %s@%s: not stored (%v): %w", name, version, err, errNotStored)
+	}
+	if _, err := q.deps.Index.Ensure(ctx, name, version); err != nil {
+		return out, fmt.Errorf("indexing %s@%s: %w", name, version, err)
+	}
+	out.State, out.Bytes = Done, v.TotalBytes
+	return out, nil
+}
+
+// errNotStored: a reindex job for a version that is not in the store.
+var errNotStored = errors.New("version not in the store")

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // TestReindex marks a stored version as stored under an older ingest
@@ -52,6 +54,54 @@ func TestReindex(t *testing.T) {
 			}
 			if n := reg.TarballDownloads("new", "1.0.0"); n != 1 {
 				t.Errorf("new@1.0.0 downloaded %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// TestReindexSearch deletes a warmed version's search index, as a format
+// change leaves versions without one of the current format: reindex finds
+// it and builds it from the stored files, downloading nothing.
+func TestReindexSearch(t *testing.T) {
+	for _, kind := range backends {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			reg := fakeregistry.New(t)
+			publish(t, reg, "idx", "1.0.0")
+			w := newWorker(t, reg, newLocation(t, kind).open(t), testConfig(), nil)
+			w.start()
+			w.warm(specs("idx@1.0.0")...)
+			if _, err := w.st.(store.IndexStore).Index(t.Context(), "idx", "1.0.0", index.FormatVersion); err != nil {
+				t.Fatalf("the warm did not index: %v", err)
+			}
+			if missing, err := w.q.Unindexed(t.Context(), index.FormatVersion, 10); err != nil || len(missing) != 0 {
+				t.Fatalf("unindexed after a warm: %+v, %v", missing, err)
+			}
+			if _, err := w.q.db.exec(t.Context(), `DELETE FROM version_indexes`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.q.Unindexed(t.Context(), index.FormatVersion+1, 10); err == nil {
+				t.Error("Unindexed accepted a format this binary cannot build")
+			}
+			missing, err := w.q.Unindexed(t.Context(), index.FormatVersion, 10)
+			if err != nil || len(missing) != 1 || missing[0].Name != "idx" {
+				t.Fatalf("unindexed %+v, %v; want idx@1.0.0", missing, err)
+			}
+			// A new process (the upgraded binary) runs the reindex: this
+			// one still has the index open in memory.
+			if err := w.q.Stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			b := newWorker(t, reg, w.st, testConfig(), nil)
+			b.start()
+			if p := b.warm(missing...); p.Items[0].State != Done {
+				t.Fatalf("reindex: %+v", p.Items[0])
+			}
+			if _, err := w.st.(store.IndexStore).Index(t.Context(), "idx", "1.0.0", index.FormatVersion); err != nil {
+				t.Errorf("after reindex: %v", err)
+			}
+			if n := reg.TarballDownloads("idx", "1.0.0"); n != 1 {
+				t.Errorf("downloaded %d times, want 1: a search reindex reads the store", n)
 			}
 		})
 	}

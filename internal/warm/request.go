@@ -61,7 +61,7 @@ func (q *Queue) Submit(ctx context.Context, source string, wants []Want) (string
 			items = append(items, it)
 			continue
 		}
-		if a.Reformat > 0 && a.Version == "" {
+		if (a.Reformat > 0 || a.Index > 0) && a.Version == "" {
 			it.State, it.Reason = Failed, "reindex needs an exact version"
 			items = append(items, it)
 			continue
@@ -69,7 +69,7 @@ func (q *Queue) Submit(ctx context.Context, source string, wants []Want) (string
 		if a.Version != "" {
 			it.Version = a.Version
 		}
-		if a.Version != "" && a.Reformat == 0 {
+		if a.Version != "" && a.Reformat == 0 && a.Index == 0 {
 			v, err := q.deps.Store.Version(ctx, a.Name, a.Version)
 			switch {
 			case err == nil && v.State == store.StateReady:
@@ -139,9 +139,9 @@ func argsFor(w Want) (Args, error) {
 		return Args{}, err
 	}
 	if spec.Kind == npmspec.Version {
-		return Args{Name: w.Name, Version: spec.Raw, Reformat: w.Reformat}, nil
+		return Args{Name: w.Name, Version: spec.Raw, Reformat: w.Reformat, Index: w.Index}, nil
 	}
-	return Args{Name: w.Name, Spec: spec.Raw, Reformat: w.Reformat}, nil
+	return Args{Name: w.Name, Spec: spec.Raw, Reformat: w.Reformat, Index: w.Index}, nil
 }
 
 // newID returns 128 random bits in hex.
@@ -160,16 +160,17 @@ func (q *Queue) settle(ctx context.Context, jobID int64, out Outcome) error {
 	return err
 }
 
-// Progress returns the state of request id, or ErrNotFound.
+// Progress returns the state of request id, with every item, or
+// ErrNotFound.
 func (q *Queue) Progress(ctx context.Context, id string) (Progress, error) {
-	return q.progress(ctx, id, true)
+	return q.progress(ctx, id, true, true)
 }
 
-// progress reads the request. With reconcile, pending items whose job has
-// finished without settling them (a job that finished before its items
-// were written, or whose worker was killed between the two) are settled
-// first from the job's row.
-func (q *Queue) progress(ctx context.Context, id string, reconcile bool) (Progress, error) {
+// progress reads the request: its counts, and with items every item. With
+// reconcile, pending items whose job has finished without settling them (a
+// job that finished before its items were written, or whose job row was
+// deleted) are settled first from the job's row.
+func (q *Queue) progress(ctx context.Context, id string, reconcile, items bool) (Progress, error) {
 	p := Progress{ID: id}
 	err := q.db.queryRow(ctx, `SELECT source, created_at FROM warm_requests WHERE id = ?`, id).
 		Scan(&p.Source, dbTime{&p.CreatedAt})
@@ -183,6 +184,29 @@ func (q *Queue) progress(ctx context.Context, id string, reconcile bool) (Progre
 		if err := q.reconcile(ctx, id); err != nil {
 			return p, err
 		}
+	}
+	if !items {
+		err = q.db.query(ctx, `SELECT state, count(*), coalesce(sum(bytes), 0) FROM warm_items
+			WHERE request_id = ? GROUP BY state`, func(rows *sql.Rows) error {
+			var state string
+			var n int
+			var bytes int64
+			if err := rows.Scan(&state, &n, &bytes); err != nil {
+				return err
+			}
+			for range n {
+				p.count(Item{State: State(state)})
+			}
+			if s := State(state); s == Done || s == Present {
+				p.Bytes += bytes
+			}
+			return nil
+		}, id)
+		if err != nil {
+			return p, fmt.Errorf("warm: read request %s: %w", id, err)
+		}
+		p.Finished = p.Pending == 0
+		return p, nil
 	}
 	err = q.db.query(ctx, `SELECT name, spec, version, state, reason, bytes FROM warm_items
 		WHERE request_id = ? ORDER BY seq`, func(rows *sql.Rows) error {
@@ -291,39 +315,57 @@ func (q *Queue) settleVanished(ctx context.Context, id string, jobID int64) erro
 	return q.settle(ctx, jobID, out)
 }
 
-// Wait reports the progress of request id to report, first at once and
-// then each time a job finishes in this process or Config.PollInterval
-// passes, until no item is pending or ctx ends.
+// reconcileEvery is how many poll intervals Wait lets pass between
+// reconciliations: jobs settle their own items, wherever they run, so only
+// the rare item whose job finished before the item was written needs the
+// job table, and reading it for a 1,000-item request every tick would
+// compete with the workers for SQLite's one write connection.
+const reconcileEvery = 10
+
+// Wait reports the progress of request id (counts only; Items is nil) to
+// report, at once and then each time a job finishes in this process or
+// Config.PollInterval passes, until no item is pending or ctx ends. It
+// returns the final progress with every item.
 func (q *Queue) Wait(ctx context.Context, id string, report func(Progress)) (Progress, error) {
 	events, cancel := q.rc.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
 		river.EventKindJobCancelled, river.EventKindJobSnoozed)
 	defer cancel()
 	tick := time.NewTicker(q.cfg.PollInterval)
 	defer tick.Stop()
-	reconcile := true
+	reconcile, ticks := true, 0
 	for {
-		p, err := q.progress(ctx, id, reconcile)
+		p, err := q.progress(ctx, id, reconcile, false)
 		if err != nil {
-			return p, err
+			return q.final(ctx, id, p, err)
 		}
 		if report != nil {
 			report(p)
 		}
 		if p.Finished {
-			return p, nil
+			return q.final(ctx, id, p, nil)
 		}
-		// Jobs run here settle their items themselves; only a tick, which
-		// may follow jobs run elsewhere, needs the job table.
+		reconcile = false
 		select {
 		case <-ctx.Done():
-			return p, ctx.Err()
+			return q.final(ctx, id, p, ctx.Err())
 		case _, ok := <-events:
 			if !ok {
 				events = nil // the client stopped: poll only
 			}
-			reconcile = false
 		case <-tick.C:
-			reconcile = true
+			ticks++
+			reconcile = ticks%reconcileEvery == 0
 		}
 	}
+}
+
+// final reads the whole progress for Wait's answer, even when ctx has
+// ended (the caller still wants the summary); err is Wait's error.
+func (q *Queue) final(ctx context.Context, id string, p Progress, err error) (Progress, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if full, ferr := q.progress(rctx, id, false, true); ferr == nil {
+		p = full
+	}
+	return p, err
 }

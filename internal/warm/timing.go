@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // JobTiming splits one warm job's time between its stages, measured by
-// the wrappers TimeRegistry and TimeStore around the fill chain's registry
-// and store. What is left of Total (Other) is the ingest's own CPU work:
-// gunzip, untar, sha256 and zstd of each body.
+// the wrappers TimeRegistry, TimeStore and TimeIndexer around the fill
+// chain's registry, store and search indexer. What is left of Total
+// (Other) is the ingest's own CPU work: gunzip, untar, sha256 and zstd of
+// each body.
 type JobTiming struct {
 	// Metadata is spent reading packuments (resolution and the fetch
 	// link's dist lookup).
@@ -22,6 +24,8 @@ type JobTiming struct {
 	Download time.Duration `json:"download"`
 	// Store is spent in PutBlobs and CommitVersion.
 	Store time.Duration `json:"store"`
+	// Index is spent building and storing the search index.
+	Index time.Duration `json:"index"`
 	// Total is the whole job.
 	Total time.Duration `json:"total"`
 	// DownloadBytes is the compressed tarball size.
@@ -30,7 +34,7 @@ type JobTiming struct {
 
 // Other is Total less the measured stages.
 func (t JobTiming) Other() time.Duration {
-	return max(0, t.Total-t.Metadata-t.Download-t.Store)
+	return max(0, t.Total-t.Metadata-t.Download-t.Store-t.Index)
 }
 
 // Add sums u into t.
@@ -38,6 +42,7 @@ func (t *JobTiming) Add(u JobTiming) {
 	t.Metadata += u.Metadata
 	t.Download += u.Download
 	t.Store += u.Store
+	t.Index += u.Index
 	t.Total += u.Total
 	t.DownloadBytes += u.DownloadBytes
 }
@@ -113,4 +118,26 @@ func (s timedStore) CommitVersion(ctx context.Context, v store.NewVersion) error
 	err := s.Store.CommitVersion(ctx, v)
 	record(ctx, func(t *JobTiming) { t.Store += time.Since(start) })
 	return err
+}
+
+// Indexer builds a stored version's search index: the fill chain's index
+// link (fill.Options.Index, a search.Searcher).
+type Indexer interface {
+	// Ensure makes sure name@version, which must be stored, has a search
+	// index of the current format, building and storing it if needed.
+	Ensure(ctx context.Context, name, version string) (index.Stats, error)
+}
+
+// TimeIndexer wraps the fill chain's indexer so that warm jobs record the
+// time spent indexing. Pass it the searcher over the unwrapped store, so
+// that the index's own writes count as indexing, not storing.
+func TimeIndexer(ix Indexer) Indexer { return timedIndexer{ix} }
+
+type timedIndexer struct{ Indexer }
+
+func (ix timedIndexer) Ensure(ctx context.Context, name, version string) (index.Stats, error) {
+	start := time.Now()
+	st, err := ix.Indexer.Ensure(ctx, name, version)
+	record(ctx, func(t *JobTiming) { t.Index += time.Since(start) })
+	return st, err
 }

@@ -1,6 +1,7 @@
 package warm
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 func TestParseSpecArg(t *testing.T) {
@@ -116,5 +118,45 @@ func TestCleanup(t *testing.T) {
 				t.Errorf("the new request: %+v, %v", p, err)
 			}
 		})
+	}
+}
+
+// TestOnMiss fails a mirror's fill with a 503: the miss leaves a job that
+// a worker completes once the registry recovers. A version that does not
+// exist leaves none.
+func TestOnMiss(t *testing.T) {
+	t.Parallel()
+	reg := fakeregistry.New(t)
+	publish(t, reg, "later", "1.0.0")
+	reg.Fail("later", http.StatusServiceUnavailable, "")
+	w := newWorker(t, reg, newLocation(t, sqliteBackend).open(t), testConfig(), nil)
+	mirror := OnMiss(w.q.deps.Fill, w.q, nil)
+	if err := mirror.Fill(t.Context(), "later", "1.0.0"); err == nil {
+		t.Fatal("the fill succeeded against a failing registry")
+	}
+	reg.Fail("later", 0, "")
+	if err := mirror.Fill(t.Context(), "later", "9.9.9"); err == nil {
+		t.Fatal("the fill of a missing version succeeded")
+	}
+	completed := subscribe(t, w.q, river.EventKindJobCompleted)
+	w.start()
+	var a Args
+	for ev := range completed {
+		if jsonArgs(ev.Job, &a) == nil && a.Name == "later" {
+			break
+		}
+	}
+	if a.Version != "1.0.0" {
+		t.Errorf("job for %+v, want later@1.0.0", a)
+	}
+	if v, err := w.st.Version(t.Context(), "later", "1.0.0"); err != nil || v.State != store.StateReady {
+		t.Errorf("after the job: %+v, %v", v, err)
+	}
+	res, err := w.q.rc.JobList(t.Context(), river.NewJobListParams().Kinds(JobKind).First(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Jobs) != 1 {
+		t.Errorf("%d jobs, want 1 (none for the missing version)", len(res.Jobs))
 	}
 }

@@ -63,6 +63,9 @@ type Args struct {
 	// Reformat, when not 0, re-ingests the stored Version if it was
 	// stored under an ingest format older than Reformat (indexer reindex).
 	Reformat int `json:"reformat,omitempty" river:"unique"`
+	// Index, when not 0, builds the stored Version's search index of
+	// that format, fetching nothing (indexer reindex).
+	Index int `json:"index,omitempty" river:"unique"`
 }
 
 // Kind implements river.JobArgs.
@@ -113,6 +116,9 @@ type Want struct {
 	// if it is stored under an ingest format older than Reformat (see
 	// IngestFormat and Queue.Stale).
 	Reformat int
+	// Index, when not 0, asks to build the search index (of format Index)
+	// of the stored exact version Spec (see Queue.Unindexed).
+	Index int
 }
 
 // Item is one package of a request and what became of it.

@@ -110,6 +110,9 @@ func (q *Queue) warmOne(ctx context.Context, a Args) (Outcome, error) {
 		}
 	}
 	out := Outcome{Version: version}
+	if a.Index > 0 {
+		return q.reindex(ctx, a.Name, version)
+	}
 	if a.Reformat > 0 {
 		if _, err := q.invalidate(ctx, a.Name, version, a.Reformat); err != nil {
 			return out, err
@@ -161,7 +164,7 @@ func permanent(err error) bool {
 		upstream.ErrNotFound, upstream.ErrInvalidName, upstream.ErrIntegrity,
 		upstream.ErrTooLarge, upstream.ErrTarballURL,
 		npmspec.ErrInvalidName, npmspec.ErrInvalidSpec, semver.ErrNoMatch,
-		ingest.ErrLimit, ingest.ErrBadArchive, ingest.ErrUnsupported,
+		ingest.ErrLimit, ingest.ErrBadArchive, ingest.ErrUnsupported, errNotStored,
 	} {
 		if errors.Is(err, target) {
 			return true
