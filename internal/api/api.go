@@ -31,6 +31,9 @@ type Options struct {
 	// refusing a request returns an error for handleError, e.g. an
 	// *echo.HTTPError with 429 after setting Retry-After.
 	Middleware []echo.MiddlewareFunc
+	// Packuments answers the jsDelivr-compatible package metadata
+	// endpoint (jsdelivr.go); nil answers it 404.
+	Packuments Packumenter
 }
 
 // Server holds the handlers' dependencies.
@@ -69,6 +72,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/explore", s.explore)
 	e.GET("/v1/npm/*", s.npm)
+	registerJSDelivr(e, svc, opt.Packuments) // /v1/packages/npm/*, /npm/*
 	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}})))
 	return e
 }

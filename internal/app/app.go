@@ -22,6 +22,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
@@ -124,8 +125,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 			MaxAlternatives: cfg.MaxGlobAlternatives,
 		},
 	})
+	if cfg.JSDelivrEnabled() {
+		fb, err := newFallback(cfg, npm, &http.Client{})
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		svc.SetFallback(fb, explore.FallbackOptions{ColdBudget: cfg.ColdBudget, Source: explore.SourceJSDelivr, Logger: log})
+	}
 	a.Service = svc
-	a.handler = api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw})
+	a.handler = api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw, Packuments: reg})
 	return a, nil
 }
 
@@ -144,6 +153,28 @@ func newSearcher(st store.Store, cfg config.Config, log *slog.Logger) (*search.S
 		return nil, fmt.Errorf("setting up grep: %w", err)
 	}
 	return s, nil
+}
+
+// newFallback builds the jsDelivr fallback. Its grep searches with the
+// same limits as the stored grep (newSearcher), so answers differ only in
+// what was fetched. Packages whose scope has a registry of its own in
+// .npmrc are private: they are never sent to jsDelivr.
+func newFallback(cfg config.Config, npm *npmrc.Config, hc *http.Client) (*jsdelivr.Fallback, error) {
+	c, err := jsdelivr.New(jsdelivr.Config{
+		DataURL: cfg.JSDelivrDataURL, CDNURL: cfg.JSDelivrCDNURL, Timeout: cfg.JSDelivrTimeout,
+		MaxListingBytes: cfg.JSDelivrMaxListingBytes, MaxFileBytes: cfg.JSDelivrMaxFileBytes,
+	}, hc)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the jsDelivr fallback: %w", err)
+	}
+	opt := jsdelivr.DefaultFallbackOptions()
+	opt.GrepMaxFiles, opt.GrepMaxBytes, opt.GrepTimeout = cfg.JSDelivrGrepMaxFiles, cfg.JSDelivrGrepMaxBytes, cfg.JSDelivrGrepTimeout
+	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
+	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
+	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
+	opt.Search.MaxLineWindow, opt.Search.Timeout = cfg.GrepLineWindow, cfg.GrepTimeout
+	opt.Public = func(name string) bool { return npm.RegistryFor(name) == npm.Registry() }
+	return jsdelivr.NewFallback(c, opt), nil
 }
 
 func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {

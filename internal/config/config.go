@@ -77,6 +77,31 @@ type Config struct {
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
 	GrepTimeout                                         time.Duration
 
+	// JSDelivrFallback answers list, glob, read and grep from jsDelivr
+	// when the registry cannot serve a version (internal/jsdelivr). Off
+	// by default: it sends package names to a public service, which an
+	// org mirror of private packages must opt into. Scopes with a registry
+	// of their own in .npmrc are never sent.
+	JSDelivrFallback bool
+	// JSDelivrDataURL and JSDelivrCDNURL are the bases of jsDelivr's Data
+	// API and CDN; either empty turns the fallback off.
+	JSDelivrDataURL, JSDelivrCDNURL string
+	// JSDelivrTimeout bounds one jsDelivr request; JSDelivrMaxListingBytes
+	// caps a Data API answer and JSDelivrMaxFileBytes one CDN file.
+	JSDelivrTimeout                               time.Duration
+	JSDelivrMaxListingBytes, JSDelivrMaxFileBytes int64
+	// A grep answered from jsDelivr fetches at most JSDelivrGrepMaxFiles
+	// files and JSDelivrGrepMaxBytes bytes (smallest first) within
+	// JSDelivrGrepTimeout, and says it is incomplete when that was not
+	// the whole package.
+	JSDelivrGrepMaxFiles int
+	JSDelivrGrepMaxBytes int64
+	JSDelivrGrepTimeout  time.Duration
+	// ColdBudget is how long a request waits for a cold fill before
+	// jsDelivr answers it (the fill goes on, and the next request is
+	// served from the store); 0 waits for the fill. Needs the fallback.
+	ColdBudget time.Duration
+
 	// RedisURL enables Redis: a cache layer shared by replicas, the
 	// cross-replica fill lock and rate limits. Empty runs without it.
 	// Every use degrades: with Redis down the mirror serves from the store.
@@ -149,6 +174,23 @@ func Default() Config {
 		MaxGrepOutputBytes:  8 << 20,
 		GrepLineWindow:      512,
 		GrepTimeout:         10 * time.Second,
+		// jsDelivr's public hosts: a CDN over the public registry, not a
+		// registry. A first listing of a large version makes jsDelivr
+		// fetch the tarball itself, hence 20s; no file it serves exceeds
+		// its 150 MB package limit. A grep's 64 MiB is the text of most
+		// packages whole (the median npm version unpacks to well under
+		// 1 MB) and costs about as much memory again for its index.
+		JSDelivrDataURL:         "https://data.jsdelivr.com",
+		JSDelivrCDNURL:          "https://cdn.jsdelivr.net",
+		JSDelivrTimeout:         20 * time.Second,
+		JSDelivrMaxListingBytes: 32 << 20,
+		JSDelivrMaxFileBytes:    64 << 20,
+		JSDelivrGrepMaxFiles:    1000,
+		JSDelivrGrepMaxBytes:    64 << 20,
+		JSDelivrGrepTimeout:     20 * time.Second,
+		// An agent asking for a cold large package gets an answer in 3s
+		// instead of the minute an ingest of a 100 MB package can take.
+		ColdBudget: 3 * time.Second,
 		// Redis is an optimisation: a warm read answers from the store in
 		// about a millisecond, so waiting longer than 200ms on Redis is a
 		// loss, and 5s of not trying keeps an outage from costing every
@@ -228,6 +270,17 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "PKGSCOPE_MAX_GREP_OUTPUT_BYTES", "most text bytes one grep returns")
 	b.int(&c.GrepLineWindow, "grep-line-window", "PKGSCOPE_GREP_LINE_WINDOW", "bytes of a long line shown around a match")
 	b.dur(&c.GrepTimeout, "grep-timeout", "PKGSCOPE_GREP_TIMEOUT", "time one grep may take before answering with what it found")
+
+	b.boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "PKGSCOPE_JSDELIVR_FALLBACK", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
+	b.str(&c.JSDelivrDataURL, "jsdelivr-data-url", "PKGSCOPE_JSDELIVR_DATA_URL", "base URL of jsDelivr's Data API (empty: no fallback)")
+	b.str(&c.JSDelivrCDNURL, "jsdelivr-cdn-url", "PKGSCOPE_JSDELIVR_CDN_URL", "base URL of jsDelivr's CDN (empty: no fallback)")
+	b.dur(&c.JSDelivrTimeout, "jsdelivr-timeout", "PKGSCOPE_JSDELIVR_TIMEOUT", "time for one jsDelivr request")
+	b.bytes(&c.JSDelivrMaxListingBytes, "jsdelivr-max-listing-bytes", "PKGSCOPE_JSDELIVR_MAX_LISTING_BYTES", "largest jsDelivr Data API answer")
+	b.bytes(&c.JSDelivrMaxFileBytes, "jsdelivr-max-file-bytes", "PKGSCOPE_JSDELIVR_MAX_FILE_BYTES", "largest file fetched from jsDelivr's CDN")
+	b.int(&c.JSDelivrGrepMaxFiles, "jsdelivr-grep-max-files", "PKGSCOPE_JSDELIVR_GREP_MAX_FILES", "most files one grep fetches from jsDelivr's CDN")
+	b.bytes(&c.JSDelivrGrepMaxBytes, "jsdelivr-grep-max-bytes", "PKGSCOPE_JSDELIVR_GREP_MAX_BYTES", "most bytes one grep fetches from jsDelivr's CDN")
+	b.dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "PKGSCOPE_JSDELIVR_GREP_TIMEOUT", "time one grep may spend fetching from jsDelivr's CDN")
+	b.dur(&c.ColdBudget, "cold-budget", "PKGSCOPE_COLD_BUDGET", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
 
 	b.str(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
 	if c.RedisURL == "" {
@@ -322,10 +375,30 @@ func (c Config) Validate() error {
 	if c.RateLimitPerMinute > 0 && c.RedisURL == "" {
 		errs = append(errs, errors.New("rate-limit-per-minute needs redis-url: limits are shared by all replicas through Redis"))
 	}
+	if c.JSDelivrEnabled() {
+		positive("jsdelivr-timeout", int64(c.JSDelivrTimeout))
+		positive("jsdelivr-max-listing-bytes", c.JSDelivrMaxListingBytes)
+		positive("jsdelivr-max-file-bytes", c.JSDelivrMaxFileBytes)
+		positive("jsdelivr-grep-max-files", int64(c.JSDelivrGrepMaxFiles))
+		positive("jsdelivr-grep-max-bytes", c.JSDelivrGrepMaxBytes)
+		positive("jsdelivr-grep-timeout", int64(c.JSDelivrGrepTimeout))
+		notNegative("cold-budget", int64(c.ColdBudget))
+		for _, u := range []struct{ name, url string }{{"jsdelivr-data-url", c.JSDelivrDataURL}, {"jsdelivr-cdn-url", c.JSDelivrCDNURL}} {
+			if !strings.HasPrefix(u.url, "http://") && !strings.HasPrefix(u.url, "https://") {
+				errs = append(errs, fmt.Errorf("%s must be an http(s) URL, got %q", u.name, u.url))
+			}
+		}
+	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must be set when no database-url is given (the embedded store lives there)"))
 	}
 	return errors.Join(errs...)
+}
+
+// JSDelivrEnabled reports whether the jsDelivr fallback is on: switched
+// on, with both base URLs set.
+func (c Config) JSDelivrEnabled() bool {
+	return c.JSDelivrFallback && c.JSDelivrDataURL != "" && c.JSDelivrCDNURL != ""
 }
 
 // LockTTL is the fill lock's lifetime: RedisLockTTL, or fill-timeout plus
@@ -397,4 +470,13 @@ func (b *binder) dur(p *time.Duration, flagName, envName, usage string) {
 		return err
 	})
 	b.fs.DurationVar(p, flagName, *p, usage+" ($"+envName+")")
+}
+
+func (b *binder) boolean(p *bool, flagName, envName, usage string) {
+	b.env(envName, func(v string) error {
+		x, err := strconv.ParseBool(v)
+		*p = x
+		return err
+	})
+	b.fs.BoolVar(p, flagName, *p, usage+" ($"+envName+")")
 }

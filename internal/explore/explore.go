@@ -47,6 +47,10 @@ type Service struct {
 	store    store.Reader
 	searcher Searcher
 	lim      Limits
+	// fallback answers when the registry cannot (fallback.go); nil
+	// without one.
+	fallback Fallback
+	fbOpt    FallbackOptions
 }
 
 // New returns a Service reading from st, resolving with r, filling misses
@@ -67,11 +71,23 @@ type Opened struct {
 	Name    string
 	Version string
 	Files   []store.File
+	// Source is "" for a stored version, the fallback's name (jsdelivr)
+	// when the fallback answered; its files are then the fallback's.
+	Source string
+	// cause is the registry failure that led to the fallback, nil when
+	// the fallback answered within the cold budget.
+	cause error
 }
 
 // Open validates t, resolves it and returns the version's files, filling
-// the store on a miss.
+// the store on a miss. With a Fallback (SetFallback), a version the
+// registry cannot serve is answered from the fallback (Opened.Source).
 func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
+	return s.open(ctx, t, false)
+}
+
+func (s *Service) open(ctx context.Context, t Target, storedOnly bool) (*Opened, error) {
+	fallback := s.fallback != nil && !storedOnly
 	if err := npmspec.ValidateName(t.PackageName); err != nil {
 		return nil, &InputError{Field: "packageName", Err: err}
 	}
@@ -80,10 +96,16 @@ func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
 		return nil, &InputError{Field: "version", Err: err}
 	}
 	version, err := s.resolver.Resolve(ctx, t.PackageName, spec)
+	if err != nil && fallback && registryDown(ctx, err) {
+		return s.resolveElsewhere(ctx, t.PackageName, spec, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s@%s: %w", t.PackageName, spec.Raw, err)
 	}
 	files, err := s.store.Files(ctx, t.PackageName, version)
+	if errors.Is(err, store.ErrNotFound) && fallback {
+		return s.fillOrFallback(ctx, t.PackageName, version)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		if err = s.filler.Fill(ctx, t.PackageName, version); err != nil {
 			return nil, fmt.Errorf("fetching %s@%s: %w", t.PackageName, version, err)
@@ -101,6 +123,10 @@ type ListResult struct {
 	PackageName string   `json:"packageName"`
 	Version     string   `json:"version"`
 	Files       []string `json:"files"`
+	// Source is "jsdelivr" when the registry could not serve the version
+	// (or not within the cold budget) and jsDelivr answered; omitted when
+	// the mirror's store answered.
+	Source string `json:"source,omitempty"`
 }
 
 // List returns every file path of the version, in byte order.
@@ -125,7 +151,7 @@ func (s *Service) match(ctx context.Context, t Target, patterns []string) (*List
 	if err != nil {
 		return nil, err
 	}
-	res := &ListResult{PackageName: o.Name, Version: o.Version, Files: []string{}}
+	res := &ListResult{PackageName: o.Name, Version: o.Version, Files: []string{}, Source: o.Source}
 	for _, f := range o.Files {
 		if m.Match(f.Path) {
 			res.Files = append(res.Files, f.Path)

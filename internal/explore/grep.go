@@ -64,6 +64,17 @@ type GrepResult struct {
 	Skipped       []SkippedFile `json:"skipped,omitempty"`
 	Truncated     bool          `json:"truncated"`
 	TruncatedBy   string        `json:"truncatedBy,omitempty"`
+	// Source is "jsdelivr" when the registry could not serve the version
+	// and the grep ran over files fetched from jsDelivr's CDN; omitted when
+	// the store answered (then every text file was searched).
+	Source string `json:"source,omitempty"`
+	// Complete is set on jsDelivr answers: false when files the query
+	// selected were not searched (the fetch budget ran out or a fetch
+	// failed), with IncompleteReason naming the setting and
+	// FilesNotSearched counting them.
+	Complete         *bool  `json:"complete,omitempty"`
+	IncompleteReason string `json:"incompleteReason,omitempty"`
+	FilesNotSearched int    `json:"filesNotSearched,omitempty"`
 }
 
 // ErrGrepUnavailable is answered by a Service built without a Searcher.
@@ -96,10 +107,24 @@ func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) 
 	if !m.Empty() {
 		q.Filter = m.Match
 	}
+	if o.fromElsewhere() {
+		out, err := s.grepElsewhere(ctx, o, q) // fallback.go
+		if !errors.Is(err, errFillInstead) {
+			return out, err
+		}
+		if o, err = s.waitStored(ctx, o.Name, o.Version); err != nil {
+			return nil, err
+		}
+	}
 	res, err := s.searcher.Search(ctx, o.Name, o.Version, q)
 	if err != nil {
 		return nil, err
 	}
+	return grepResult(o, res), nil
+}
+
+// grepResult turns an index result into the answer.
+func grepResult(o *Opened, res index.Result) *GrepResult {
 	out := &GrepResult{
 		PackageName: o.Name, Version: o.Version, Matches: make([]GrepMatch, len(res.Matches)),
 		FilesSearched: res.FilesSearched, FilesSkipped: res.FilesSkipped,
@@ -115,5 +140,5 @@ func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) 
 	for _, sk := range res.Skipped {
 		out.Skipped = append(out.Skipped, SkippedFile{Path: sk.Path, Reason: sk.Reason})
 	}
-	return out, nil
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 
@@ -51,6 +50,9 @@ type ReadResult struct {
 	Column     int `json:"column,omitempty"`
 	NextColumn int `json:"nextColumn,omitempty"`
 	LineBytes  int `json:"lineBytes,omitempty"`
+	// Source is "jsdelivr" when jsDelivr's CDN answered (see
+	// ListResult.Source); omitted when the store did.
+	Source string `json:"source,omitempty"`
 }
 
 // Read returns lines Offset..Offset+Limit-1 of a file.
@@ -75,7 +77,7 @@ func (s *Service) Read(ctx context.Context, r ReadRequest) (*ReadResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	res := &ReadResult{PackageName: o.Name, Version: o.Version, Path: f.Path, Size: f.Size, StartLine: r.Offset}
+	res := &ReadResult{Source: o.Source, PackageName: o.Name, Version: o.Version, Path: f.Path, Size: f.Size, StartLine: r.Offset}
 	if f.Binary {
 		res.Binary = true
 		res.StartLine = 0
@@ -194,16 +196,7 @@ func (s *Service) file(ctx context.Context, t Target, path string) (store.File, 
 	if err != nil {
 		return store.File{}, nil, nil, err
 	}
-	i := sort.Search(len(o.Files), func(i int) bool { return o.Files[i].Path >= path })
-	if i == len(o.Files) || o.Files[i].Path != path {
-		return store.File{}, nil, nil, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s (list or glob the package to see its files)", path, o.Name, o.Version)}
-	}
-	f := o.Files[i]
-	body, err := s.store.Blob(ctx, f.Hash)
-	if err != nil {
-		return store.File{}, nil, nil, fmt.Errorf("reading %s from %s@%s: %w", path, o.Name, o.Version, err)
-	}
-	return f, body, o, nil
+	return s.fileOf(ctx, o, path) // fallback.go: reads the store or the fallback
 }
 
 // NotFoundError is a file (or other thing) that does not exist: 404.

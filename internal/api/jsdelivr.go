@@ -1,0 +1,267 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/semver"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// Packumenter reads a package's dist-tags and versions (the registry
+// client, which caches them for packument-ttl).
+type Packumenter interface {
+	// Packument returns the abbreviated packument; an error wrapping
+	// upstream.ErrNotFound for no such package, *upstream.UnavailableError
+	// when the registry fails.
+	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+}
+
+// jsdAPI serves jsDelivr-compatible endpoints from the mirror's store, so
+// that tools written against jsDelivr switch by changing the base URL:
+//
+//	GET /v1/packages/npm/{name}                          package metadata
+//	GET /v1/packages/npm/{name}/resolved?specifier=S     the version S resolves to
+//	GET /v1/packages/npm/{name}@{version}[?structure=flat] the version's files
+//	GET /npm/{name}[@{spec}][/{path}]                    one file (the default file without a path)
+//
+// The JSON is jsDelivr's (internal/jsdelivr's types, in its field order,
+// compact, not HTML-escaped); hashes are base64 sha256 and sizes those of
+// the stored files, which jsDelivr computes the same way. Versions are
+// served from the store (filling it on a miss), never from jsDelivr
+// itself. Differences: ranges resolve as npm would install them (jsDelivr
+// takes the highest match even when latest satisfies the range); links
+// name only this mirror's own endpoints (no stats, no entrypoints).
+// Errors use jsDelivr's shape {"status","message"} where jsDelivr has one
+// (400, 403 for a package too large, 404); others are the mirror's own,
+// with Retry-After on a 503.
+type jsdAPI struct {
+	svc  *explore.Service
+	pkgs Packumenter
+}
+
+func registerJSDelivr(e *echo.Echo, svc *explore.Service, pkgs Packumenter) {
+	j := &jsdAPI{svc: svc, pkgs: pkgs}
+	e.GET("/v1/packages/npm/*", j.shaped(j.data))
+	e.GET("/npm/*", j.shaped(j.cdn))
+}
+
+// shaped writes the errors jsDelivr has a shape for in that shape, and
+// leaves the others to the API's error handler.
+func (j *jsdAPI) shaped(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := h(c)
+		if err == nil {
+			return nil
+		}
+		class := explore.Classify(err)
+		status := class.Status
+		switch {
+		case status == http.StatusBadRequest, status == http.StatusNotFound:
+		case class.Code == "package_too_large":
+			status = http.StatusForbidden
+		default:
+			return err
+		}
+		return writeCompact(c, status, "no-store", struct {
+			Status  int    `json:"status"`
+			Message string `json:"message"`
+		}{status, err.Error()})
+	}
+}
+
+// writeCompact writes v as JSON.stringify would: compact, no HTML
+// escaping, no trailing newline.
+func writeCompact(c echo.Context, status int, cacheControl string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", cacheControl)
+	return c.Blob(status, "application/json; charset=utf-8", bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+const (
+	cacheImmutable = "public, max-age=31536000, immutable"
+	cacheShort     = "public, max-age=300"
+)
+
+// splitPackage splits "@scope/name@1.0.0/x" into "@scope/name" and
+// "@1.0.0/x" (the path is decoded, so an escaped scope slash works too).
+func splitPackage(rest string) (name, tail string) {
+	start := 0
+	if strings.HasPrefix(rest, "@") {
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			start = i + 1
+		}
+	}
+	end := len(rest)
+	if i := strings.IndexAny(rest[start:], "@/"); i >= 0 {
+		end = start + i
+	}
+	return rest[:end], rest[end:]
+}
+
+func notFound(msg string) error { return &explore.NotFoundError{What: msg} }
+
+func (j *jsdAPI) data(c echo.Context) error {
+	name, tail := splitPackage(strings.TrimPrefix(c.Request().URL.Path, "/v1/packages/npm/"))
+	if err := npmspec.ValidateName(name); err != nil {
+		return inputErr("package", err.Error())
+	}
+	switch {
+	case tail == "":
+		return j.metadata(c, name)
+	case tail == "/resolved":
+		return j.resolved(c, name)
+	case strings.HasPrefix(tail, "@") && !strings.Contains(tail, "/"):
+		return j.listing(c, name, tail[1:])
+	}
+	return notFound("endpoint " + c.Request().URL.Path + " on this mirror (it serves package metadata, resolved and version listings)")
+}
+
+// base is this mirror's URL as the client reached it, for links.
+func base(c echo.Context) string { return c.Scheme() + "://" + c.Request().Host }
+
+func (j *jsdAPI) metadata(c echo.Context, name string) error {
+	if j.pkgs == nil {
+		return notFound("package metadata on this mirror")
+	}
+	p, err := j.pkgs.Packument(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	out := jsdelivr.Metadata{Type: "npm", Name: name, Tags: p.DistTags, Versions: []jsdelivr.MetadataVersion{}, Links: map[string]string{}}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
+	}
+	for _, v := range slices.SortedFunc(maps.Keys(p.Versions), func(a, b string) int { return semver.Compare(b, a) }) {
+		out.Versions = append(out.Versions, jsdelivr.MetadataVersion{Version: v,
+			Links: map[string]string{"self": base(c) + "/v1/packages/npm/" + name + "@" + v}})
+	}
+	return writeCompact(c, http.StatusOK, cacheShort, out)
+}
+
+func (j *jsdAPI) resolved(c echo.Context, name string) error {
+	spec := c.QueryParam("specifier")
+	v, err := j.svc.Resolve(c.Request().Context(), explore.Target{PackageName: name, Version: spec})
+	out := jsdelivr.Resolved{Type: "npm", Name: name, Links: map[string]string{}}
+	switch {
+	case errors.Is(err, semver.ErrNoMatch):
+	case err != nil:
+		return err
+	default:
+		out.Version = &v
+		out.Links["self"] = base(c) + "/v1/packages/npm/" + name + "@" + v
+	}
+	return writeCompact(c, http.StatusOK, cacheShort, out)
+}
+
+func (j *jsdAPI) listing(c echo.Context, name, version string) error {
+	structure := c.QueryParam("structure")
+	if structure != "" && structure != "flat" && structure != "tree" {
+		return inputErr("structure", fmt.Sprintf("%q: want tree (the default) or flat", structure))
+	}
+	if spec, err := npmspec.ParseSpec(version); err != nil || spec.Kind != npmspec.Version {
+		return notFound(fmt.Sprintf("version %s for %s. Make sure you use a specific version number, and not a version range or a tag", version, name))
+	}
+	ctx := c.Request().Context()
+	o, err := j.svc.OpenStored(ctx, explore.Target{PackageName: name, Version: version})
+	if err != nil {
+		return err
+	}
+	def, err := j.defaultFile(c, o)
+	if err != nil {
+		return err
+	}
+	if structure == "flat" {
+		return writeCompact(c, http.StatusOK, cacheImmutable, jsdelivr.Listing{
+			Type: "npm", Name: o.Name, Version: o.Version, Default: def, Files: jsdelivr.Flat(o.Files)})
+	}
+	return writeCompact(c, http.StatusOK, cacheImmutable, jsdelivr.TreeListing{
+		Type: "npm", Name: o.Name, Version: o.Version, Default: def, Files: jsdelivr.Tree(o.Files)})
+}
+
+// defaultFile picks the version's default file from its package.json.
+func (j *jsdAPI) defaultFile(c echo.Context, o *explore.Opened) (*string, error) {
+	if !has(o, "package.json") {
+		return nil, nil
+	}
+	_, pj, _, err := j.svc.StoredFileOf(c.Request().Context(), o, "package.json")
+	if err != nil {
+		return nil, err
+	}
+	return jsdelivr.DefaultFile(pj, func(p string) bool { return has(o, p) }), nil
+}
+
+func has(o *explore.Opened, p string) bool {
+	i := sort.Search(len(o.Files), func(i int) bool { return o.Files[i].Path >= p })
+	return i < len(o.Files) && o.Files[i].Path == p
+}
+
+// cdn serves /npm/{name}[@{spec}][/{path}] like jsDelivr's CDN: any spec
+// (range, tag, none for latest), and the default file when no path is
+// given.
+func (j *jsdAPI) cdn(c echo.Context) error {
+	name, tail := splitPackage(strings.TrimPrefix(c.Request().URL.Path, "/npm/"))
+	if err := npmspec.ValidateName(name); err != nil {
+		return inputErr("package", err.Error())
+	}
+	var spec, file string
+	if rest, ok := strings.CutPrefix(tail, "@"); ok {
+		spec, file, _ = strings.Cut(rest, "/")
+	} else {
+		file = strings.TrimPrefix(tail, "/")
+	}
+	ctx := c.Request().Context()
+	o, err := j.svc.OpenStored(ctx, explore.Target{PackageName: name, Version: spec})
+	if err != nil {
+		return err
+	}
+	if file == "" {
+		def, err := j.defaultFile(c, o)
+		if err != nil {
+			return err
+		}
+		if def == nil {
+			return notFound(fmt.Sprintf("default file of %s@%s: its package.json names none (jsdelivr, browser or main)", o.Name, o.Version))
+		}
+		file = *def
+	}
+	f, body, _, err := j.svc.StoredFileOf(ctx, o, file)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("X-Jsd-Version", o.Version)
+	h.Set("ETag", `"sha256-`+hex.EncodeToString(f.Hash[:])+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	// Package files are untrusted: never let an HTML or SVG file run
+	// script in the mirror's origin.
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	if s, _ := npmspec.ParseSpec(spec); s.Kind == npmspec.Version {
+		h.Set("Cache-Control", cacheImmutable)
+	} else {
+		h.Set("Cache-Control", cacheShort)
+	}
+	if match := c.Request().Header.Get("If-None-Match"); match != "" && match == h.Get("ETag") {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, contentType(f.Path, f.Binary), body)
+}
