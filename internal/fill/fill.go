@@ -4,14 +4,15 @@
 // The path is a chain of small Fillers, each wrapping the next (as athens'
 // stasher does), wired in one place, New:
 //
-//	store hit → in-process single-flight → cross-replica lock → store re-check → fetch
+//	store hit → in-process single-flight → cross-replica lock → store re-check → index → fetch
 //
-// where index builds the search index of what fetch committed (in the
-// background for the mirror), and fetch is: packument entry → declared-size check → tarball download
-// and integrity check (upstream) → unpack and store (ingest) → commit.
-// The lock (Options.Lock, Redis in production; lock.go) is optional. Later
-// links (a jsDelivr fallback, indexing) join the chain here without
-// touching their neighbours.
+// where fetch is: packument entry → declared-size check → tarball download
+// and integrity check (upstream) → unpack and store (ingest) → commit, and
+// index then builds the search index of what fetch committed (in the
+// background for the mirror, Options.Index). The lock (Options.Lock, Redis
+// in production; lock.go) is optional. The jsDelivr fallback is not a link:
+// it answers from the CDN in explore when this chain fails or is slow, and
+// never writes to the store.
 package fill
 
 import (

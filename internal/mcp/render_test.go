@@ -52,3 +52,12 @@ func TestRenderGrepLongLineWindow(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestFromSource(t *testing.T) {
+	if got := fromSource("", "x"); got != "x" {
+		t.Errorf("registry answer annotated: %q", got)
+	}
+	if got := fromSource(explore.SourceJSDelivr, "x"); got != "x\n[answered from jsdelivr because the registry could not serve this version in time]" {
+		t.Errorf("jsDelivr answer: %q", got)
+	}
+}

@@ -129,13 +129,26 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	switch res := res.(type) {
 	case *explore.ListResult:
 		out := capList(res, t.opt.Limits.MaxListEntries, in.Action)
-		return ok(out, renderList(out, in.Action, note)), nil
+		return ok(out, fromSource(res.Source, renderList(out, in.Action, note))), nil
 	case *explore.ReadResult:
-		return ok(res, renderRead(res, note)), nil
+		return ok(res, fromSource(res.Source, renderRead(res, note))), nil
 	case *explore.GrepResult:
-		return ok(res, renderGrep(res, note)), nil
+		text := renderGrep(res, note)
+		if res.Complete != nil && !*res.Complete {
+			text += fmt.Sprintf("\n[incomplete: %d files not searched (%s)]", res.FilesNotSearched, res.IncompleteReason)
+		}
+		return ok(res, fromSource(res.Source, text)), nil
 	}
 	return t.fail(fmt.Errorf("explore_npm: unexpected result %T", res), note), nil
+}
+
+// fromSource says so when an answer did not come from the registry's
+// verified bytes, so a model knows why it may differ on a retry.
+func fromSource(source, text string) string {
+	if source == "" || source == explore.SourceRegistry {
+		return text
+	}
+	return text + "\n[answered from " + source + " because the registry could not serve this version in time]"
 }
 
 // decode validates the arguments against the schema, then decodes them
