@@ -37,7 +37,13 @@ const (
 )
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// A long-lived worker logs each job; the other commands show progress
+	// instead, and log only what goes wrong.
+	level := slog.LevelWarn
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, log, os.Stdout, os.Stderr))

@@ -115,7 +115,11 @@ func stamp() string { return time.Now().Format(time.TimeOnly) }
 
 // summarize writes the final summary of a request.
 func summarize(w io.Writer, p warm.Progress, elapsed time.Duration, fetched int, t warm.JobTiming) {
-	fmt.Fprintf(w, "warm request %s: %d packages in %s\n", p.ID, p.Total, elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "warm request %s: %d packages", p.ID, p.Total)
+	if elapsed > 0 {
+		fmt.Fprintf(w, " in %s", elapsed.Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
 	var doneBytes int64
 	for _, it := range p.Items {
 		if it.State == warm.Done {

@@ -265,9 +265,16 @@ func (q *Queue) Close() error {
 	return nil
 }
 
-// Enqueue implements Enqueuer.
+// Enqueue implements Enqueuer. name must be a valid package name and
+// version an exact version.
 func (q *Queue) Enqueue(ctx context.Context, name, version string) error {
-	a := Args{Name: name, Version: version}
+	a, err := argsFor(Want{Name: name, Spec: version})
+	if err == nil && a.Version == "" {
+		err = fmt.Errorf("%q is not an exact version", version)
+	}
+	if err != nil {
+		return fmt.Errorf("warm: enqueue %s@%s: %w", name, version, err)
+	}
 	if _, err := q.rc.InsertMany(ctx, []river.InsertManyParams{{Args: a, InsertOpts: insertOpts(a, q.cfg)}}); err != nil {
 		return fmt.Errorf("warm: enqueue %s@%s: %w", name, version, err)
 	}

@@ -160,3 +160,16 @@ func TestOnMiss(t *testing.T) {
 		t.Errorf("%d jobs, want 1 (none for the missing version)", len(res.Jobs))
 	}
 }
+
+func TestEnqueueValidates(t *testing.T) {
+	t.Parallel()
+	w := newWorker(t, fakeregistry.New(t), newLocation(t, sqliteBackend).open(t), testConfig(), nil)
+	for _, nv := range [][2]string{{"Bad Name", "1.0.0"}, {"ok", "^1"}, {"ok", "latest"}, {"ok", "git+ssh://x"}} {
+		if err := w.q.Enqueue(t.Context(), nv[0], nv[1]); err == nil {
+			t.Errorf("Enqueue(%q, %q) accepted", nv[0], nv[1])
+		}
+	}
+	if err := w.q.Enqueue(t.Context(), "ok", "1.0.0"); err != nil {
+		t.Error(err)
+	}
+}

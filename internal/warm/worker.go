@@ -45,6 +45,8 @@ func (w *jobWorker) Work(ctx context.Context, job *river.Job[Args]) error {
 	out.Timing = &timing
 
 	if err == nil {
+		q.log.Info("warm job done", "package", job.Args.Name, "version", out.Version, "state", out.State,
+			"bytes", out.Bytes, "duration", timing.Total, "download", timing.Download, "index", timing.Index)
 		if out.State == Done {
 			q.mu.Lock()
 			q.fetched++
