@@ -4,6 +4,7 @@
 //	go run ./cmd/mirror                     # embedded store, no services
 //	go run ./cmd/mirror --database-url=...  # org-wide Postgres store
 //	go run ./cmd/mirror mcp                 # MCP tool on stdio for one agent
+//	mirror hash-token < token               # sha256:HEX line for --tokens-file
 //
 // Every flag has an environment variable; see --help.
 package main
@@ -26,6 +27,9 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if len(os.Args) > 1 && os.Args[1] == "mcp" {
 		os.Exit(mcpMain(os.Args[2:], log))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "hash-token" {
+		os.Exit(hashTokenMain(os.Stdin, os.Stdout, os.Stderr))
 	}
 	cfg, err := config.Load("mirror", os.Args[1:], os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {

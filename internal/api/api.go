@@ -158,6 +158,8 @@ func httpCode(status int) string {
 		return "unsupported_media_type"
 	case http.StatusTooManyRequests:
 		return "rate_limited"
+	case http.StatusUnauthorized:
+		return "unauthorized"
 	}
 	if status >= 500 {
 		return "internal"

@@ -17,12 +17,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/api"
+	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/cache"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/metrics"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
@@ -46,14 +48,23 @@ type App struct {
 	// limiter; nil without Redis (RateLimit also when limits are off).
 	Lock      *redislock.Locker
 	RateLimit *ratelimit.Limiter
-	redis     *redisconn.Conn
-	searcher  *search.Searcher
-	handler   http.Handler
+	// Metrics is the Prometheus registry and its recorders; Tokens the
+	// accepted bearer tokens (empty: the API is open).
+	Metrics  *metrics.Metrics
+	Tokens   *auth.Set
+	redis    *redisconn.Conn
+	searcher *search.Searcher
+	handler  http.Handler
 }
 
 // New wires a mirror. getenv is os.Getenv outside tests; it feeds npm's
 // configuration (npm_config_registry and friends).
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(string) string) (*App, error) {
+	tokens, err := auth.Load(cfg.TokensFile, string(cfg.Tokens))
+	if err != nil {
+		return nil, err
+	}
+	m := metrics.New()
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -71,12 +82,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		MaxTarballBytes:     cfg.MaxTarballBytes,
 		AllowedTarballHosts: cfg.AllowedTarballHosts,
 		UserAgent:           "pkgscope",
-	}, &http.Client{})
+	}, &http.Client{Transport: m.Transport("registry", nil)})
 	lim := ingest.DefaultLimits()
 	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
-	a := &App{Store: st}
+	a := &App{Store: st, Metrics: m, Tokens: tokens}
 	fillOpt := fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log}
-	var mw []echo.MiddlewareFunc
+	// Metrics first, so refusals are recorded; auth before rate limits,
+	// so these may key callers by verified token.
+	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, auth.Options{})}
 	if cfg.RedisURL != "" {
 		// Optional and degradable: Open does not connect, and every use
 		// falls back to the store when Redis does not answer in time.
@@ -90,17 +103,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		}
 		a.Lock = redislock.New(a.redis, redislock.Options{TTL: cfg.LockTTL(), PollMin: 50 * time.Millisecond, PollMax: time.Second})
 		fillOpt.Lock = a.Lock
-		// KeyByToken stays off until tokens are verified by a middleware
-		// placed before this one (auth).
-		if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst}); a.RateLimit != nil {
+		// Callers are keyed by token only when auth, placed before this
+		// middleware, has verified it; else by client IP.
+		if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst, KeyByToken: tokens.Len() > 0}); a.RateLimit != nil {
 			mw = append(mw, a.RateLimit.Middleware())
+			m.WatchRateLimit(a.RateLimit.Stats)
 		}
 	}
 	a.Cache = cache.New(a.redis, cache.Options{
 		LocalBytes: cfg.CacheLocalBytes, MaxBodyBytes: cfg.CacheMaxBodyBytes, MaxListBytes: cfg.CacheMaxListBytes,
 		ResolveTTL: cfg.CacheResolveTTL, RedisTTL: cfg.CacheRedisTTL,
 	})
-	searcher, err := newSearcher(st, cfg, log)
+	m.WatchCache(a.Cache.Stats)
+	searcher, err := newSearcher(st, cfg, log, m)
 	if err != nil {
 		if a.redis != nil {
 			a.redis.Close()
@@ -110,7 +125,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	a.searcher = searcher
 	fillOpt.Index = searcher.Later(cfg.FillTimeout)
-	filler := fill.New(st, reg, fillOpt)
+	filler := m.Filler(fill.New(st, reg, fillOpt))
 	// The miss path (filler) reads the store itself; serving reads go
 	// through the cache.
 	svc := explore.New(a.Cache.Reader(st), a.Cache.Resolver(resolve.New(reg, st)), filler, searcher, explore.Limits{
@@ -126,7 +141,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		},
 	})
 	if cfg.JSDelivrEnabled() {
-		fb, err := newFallback(cfg, npm, &http.Client{})
+		fb, err := newFallback(cfg, npm, &http.Client{Transport: m.Transport("jsdelivr", nil)})
 		if err != nil {
 			a.Close()
 			return nil, err
@@ -134,16 +149,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		svc.SetFallback(fb, explore.FallbackOptions{ColdBudget: cfg.ColdBudget, Source: explore.SourceJSDelivr, Logger: log})
 	}
 	a.Service = svc
-	a.handler = api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw, Packuments: reg})
+	e := api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw, Packuments: reg})
+	if cfg.MetricsAddr == "" {
+		// Behind the tokens, like every route; with metrics-addr it is
+		// served only there (serveSide).
+		e.GET("/metrics", echo.WrapHandler(m.Handler()))
+	}
+	a.handler = e
 	return a, nil
 }
 
-func newSearcher(st store.Store, cfg config.Config, log *slog.Logger) (*search.Searcher, error) {
+func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, m *metrics.Metrics) (*search.Searcher, error) {
 	opt := search.DefaultOptions(cfg.IndexDir)
 	if opt.Dir == "" {
 		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
 	}
-	opt.MaxOpen, opt.Logger = cfg.MaxOpenIndexes, log
+	opt.MaxOpen, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, log, m.ObserveIndexBuild
 	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
 	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
 	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
@@ -228,11 +249,17 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
+	_, stopSide, err := serveSide(cfg, a.Metrics, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopSide()
 	storeKind := "embedded (" + cfg.DataDir + ")"
 	if cfg.DatabaseURL != "" {
 		storeKind = "postgres"
 	}
-	log.Info("mirror listening", "addr", "http://"+ln.Addr().String(), "store", storeKind)
+	log.Info("mirror listening", "addr", "http://"+ln.Addr().String(), "store", storeKind, "tokens", a.Tokens.Len())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

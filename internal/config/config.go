@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -135,7 +136,39 @@ type Config struct {
 	// limits off. RateLimitBurst is how many it may send at once (0: the
 	// per-minute figure). Limits need RedisURL.
 	RateLimitPerMinute, RateLimitBurst int
+
+	// TokensFile names a file of bearer tokens, one entry per line
+	// (internal/auth: TOKEN, TOKEN:@scope,..., sha256:HEX[:@scope,...]);
+	// Tokens holds more, comma-separated, from PKGSCOPE_TOKENS only (a
+	// flag would show them in ps). With either set, every route but the
+	// health checks needs "Authorization: Bearer TOKEN"; with neither the
+	// API is open, fine on a laptop, not for an org-wide service.
+	TokensFile string
+	Tokens     Secret
+	// MetricsAddr, when set, serves /metrics on a listener of its own,
+	// without tokens (bind it to a private network), and not on Addr;
+	// empty serves /metrics on Addr behind the tokens. PprofAddr, when
+	// set, serves net/http/pprof on a listener of its own; empty (the
+	// default) turns it off. The two may be the same address.
+	MetricsAddr, PprofAddr string
 }
+
+// Secret is a setting never to be printed: fmt and slog show it as
+// [redacted].
+type Secret string
+
+// String hides the secret.
+func (Secret) String() string { return "[redacted]" }
+
+// GoString hides the secret from %#v.
+func (Secret) GoString() string { return "[redacted]" }
+
+// LogValue hides the secret from slog.
+func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalJSON hides the secret from encoding/json, which slog's JSON
+// handler uses for a Config logged whole.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
 
 // Default returns the defaults. Each is explained where the setting is
 // registered in Load.
@@ -299,6 +332,11 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.int(&c.RateLimitPerMinute, "rate-limit-per-minute", "PKGSCOPE_RATE_LIMIT_PER_MINUTE", "requests per minute per caller (0: no limit; needs redis-url)")
 	b.int(&c.RateLimitBurst, "rate-limit-burst", "PKGSCOPE_RATE_LIMIT_BURST", "requests a caller may send at once (0: the per-minute figure)")
 
+	b.str(&c.TokensFile, "tokens-file", "PKGSCOPE_TOKENS_FILE", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
+	c.Tokens = Secret(getenv("PKGSCOPE_TOKENS"))
+	b.str(&c.MetricsAddr, "metrics-addr", "PKGSCOPE_METRICS_ADDR", "serve /metrics on this address, without tokens, instead of on addr")
+	b.str(&c.PprofAddr, "pprof-addr", "PKGSCOPE_PPROF_ADDR", "serve net/http/pprof on this address (empty: off)")
+
 	if err := errors.Join(b.errs...); err != nil {
 		return c, err
 	}
@@ -374,6 +412,11 @@ func (c Config) Validate() error {
 	}
 	if c.RateLimitPerMinute > 0 && c.RedisURL == "" {
 		errs = append(errs, errors.New("rate-limit-per-minute needs redis-url: limits are shared by all replicas through Redis"))
+	}
+	for _, side := range []struct{ name, addr string }{{"metrics-addr", c.MetricsAddr}, {"pprof-addr", c.PprofAddr}} {
+		if side.addr != "" && side.addr == c.Addr {
+			errs = append(errs, fmt.Errorf("%s must differ from addr (%s): it is served without tokens, on a listener of its own", side.name, c.Addr))
+		}
 	}
 	if c.JSDelivrEnabled() {
 		positive("jsdelivr-timeout", int64(c.JSDelivrTimeout))

@@ -55,6 +55,10 @@ type Options struct {
 	Build      index.BuildLimits
 	Search     index.SearchLimits
 	Logger     *slog.Logger
+	// Observe, when set, is told how long each index build took (reading
+	// the stored files and building; not loading an index already built)
+	// and how it ended. The mirror's metrics use it.
+	Observe func(time.Duration, error)
 }
 
 // DefaultOptions returns the defaults for dir.
@@ -274,7 +278,11 @@ func (s *Searcher) load(ctx context.Context, name, version string) (*index.Index
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("looking up the index of %s@%s: %w", name, version, err)
 	}
+	start := time.Now()
 	data, stats, err := s.build(ctx, name, version)
+	if s.opt.Observe != nil {
+		s.opt.Observe(time.Since(start), err)
+	}
 	if err != nil {
 		return nil, err
 	}

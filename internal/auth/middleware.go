@@ -1,0 +1,85 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// ContextKey is the echo.Context key under which Middleware stores the
+// verified caller's Identity. Later middleware (rate limits) and handlers
+// read it with FromContext.
+const ContextKey = "pkgscope.auth.identity"
+
+// Realm is the realm of the WWW-Authenticate challenge.
+const Realm = "pkgscope"
+
+// Options configure Middleware.
+type Options struct {
+	// Skip exempts requests from authentication; nil exempts the health
+	// checks, /healthz and /readyz, which load balancers and orchestrators
+	// call without credentials.
+	Skip func(echo.Context) bool
+}
+
+// Middleware returns Echo middleware that lets a request through only with
+// "Authorization: Bearer TOKEN" for a token in s, and stores the caller's
+// Identity in the context under ContextKey. A refused request ends with an
+// *echo.HTTPError of status 401, after WWW-Authenticate is set (RFC 6750:
+// error="invalid_token" when a token was given but is not known); the
+// message never contains the token. With an empty set every request
+// passes: authentication is off.
+func Middleware(s *Set, opt Options) echo.MiddlewareFunc {
+	skip := opt.Skip
+	if skip == nil {
+		skip = SkipHealth
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if s.Len() == 0 {
+			return next
+		}
+		return func(c echo.Context) error {
+			if skip(c) {
+				return next(c)
+			}
+			tok, ok := Bearer(c.Request().Header.Get(echo.HeaderAuthorization))
+			if !ok {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="`+Realm+`"`)
+				return echo.NewHTTPError(http.StatusUnauthorized,
+					"missing bearer token: send the header Authorization: Bearer <token>")
+			}
+			id, ok := s.Verify(tok)
+			if !ok {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="`+Realm+`", error="invalid_token"`)
+				return echo.NewHTTPError(http.StatusUnauthorized, "the bearer token is not valid for this mirror")
+			}
+			c.Set(ContextKey, id)
+			return next(c)
+		}
+	}
+}
+
+// SkipHealth exempts the health checks by their route.
+func SkipHealth(c echo.Context) bool {
+	switch c.Path() {
+	case "/healthz", "/readyz":
+		return true
+	}
+	return false
+}
+
+// FromContext returns the identity Middleware verified for this request;
+// false when authentication is off or the route is exempt.
+func FromContext(c echo.Context) (Identity, bool) {
+	id, ok := c.Get(ContextKey).(Identity)
+	return id, ok
+}
+
+// Bearer extracts the token of an Authorization header "Bearer TOKEN"
+// (scheme case-insensitive, RFC 7235).
+func Bearer(header string) (string, bool) {
+	scheme, tok, ok := strings.Cut(header, " ")
+	tok = strings.TrimSpace(tok)
+	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
+}

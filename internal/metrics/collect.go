@@ -1,0 +1,137 @@
+package metrics
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pkgscope/pkgscope/internal/cache"
+	"github.com/pkgscope/pkgscope/internal/ratelimit"
+)
+
+// The scrape-time collectors below read counters their packages keep
+// anyway (atomics), so a request pays nothing for them.
+
+// WatchCache exposes stats, the cache's counters, read at each scrape:
+// lookups by layer (local, redis) and result (hit, miss), each layer's hit
+// ratio since start, Redis errors, loads from the store, the local layer's
+// size and the Redis breaker's state. Prometheus computes windowed ratios
+// from the counters; the ratio gauge is for a glance.
+func (m *Metrics) WatchCache(stats func() cache.Stats) {
+	if m != nil {
+		m.reg.MustRegister(&cacheCollector{stats: stats})
+	}
+}
+
+var (
+	cacheRequestsDesc = prometheus.NewDesc("pkgscope_cache_requests_total",
+		"Cache lookups by layer (local, redis) and result (hit, miss).", []string{"layer", "result"}, nil)
+	cacheRatioDesc = prometheus.NewDesc("pkgscope_cache_hit_ratio",
+		"Hits over lookups since start, by layer; absent before the layer's first lookup.", []string{"layer"}, nil)
+	cacheErrorsDesc = prometheus.NewDesc("pkgscope_cache_errors_total",
+		"Cache lookups and writes that failed (Redis unreachable, breaker open, corrupt entry), by layer.", []string{"layer"}, nil)
+	cacheLoadsDesc = prometheus.NewDesc("pkgscope_cache_loads_total",
+		"Lookups that missed every layer and reached the store or the resolver.", nil, nil)
+	cacheBytesDesc = prometheus.NewDesc("pkgscope_cache_local_bytes",
+		"Bytes held by the in-process cache layer.", nil, nil)
+	cacheEntriesDesc = prometheus.NewDesc("pkgscope_cache_local_entries",
+		"Entries held by the in-process cache layer.", nil, nil)
+	redisOpenDesc = prometheus.NewDesc("pkgscope_redis_breaker_open",
+		"1 while Redis is being skipped after failures, else 0.", nil, nil)
+	redisFailuresDesc = prometheus.NewDesc("pkgscope_redis_failures_total",
+		"Redis commands that failed for want of Redis.", nil, nil)
+	redisRejectedDesc = prometheus.NewDesc("pkgscope_redis_rejected_total",
+		"Redis commands skipped while the breaker was open.", nil, nil)
+	redisIncidentsDesc = prometheus.NewDesc("pkgscope_redis_incidents_total",
+		"Times the Redis breaker opened.", nil, nil)
+)
+
+type cacheCollector struct{ stats func() cache.Stats }
+
+func (cc *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cacheRequestsDesc, cacheRatioDesc, cacheErrorsDesc, cacheLoadsDesc,
+		cacheBytesDesc, cacheEntriesDesc, redisOpenDesc, redisFailuresDesc, redisRejectedDesc, redisIncidentsDesc} {
+		ch <- d
+	}
+}
+
+func (cc *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	s := cc.stats()
+	for _, l := range []struct {
+		name string
+		st   cache.LayerStats
+	}{{"local", s.Local}, {"redis", s.Redis}} {
+		ch <- prometheus.MustNewConstMetric(cacheRequestsDesc, prometheus.CounterValue, float64(l.st.Hits), l.name, "hit")
+		ch <- prometheus.MustNewConstMetric(cacheRequestsDesc, prometheus.CounterValue, float64(l.st.Misses), l.name, "miss")
+		ch <- prometheus.MustNewConstMetric(cacheErrorsDesc, prometheus.CounterValue, float64(l.st.Errors), l.name)
+		if n := l.st.Hits + l.st.Misses; n > 0 {
+			ch <- prometheus.MustNewConstMetric(cacheRatioDesc, prometheus.GaugeValue, float64(l.st.Hits)/float64(n), l.name)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(cacheLoadsDesc, prometheus.CounterValue, float64(s.Loads))
+	ch <- prometheus.MustNewConstMetric(cacheBytesDesc, prometheus.GaugeValue, float64(s.LocalBytes))
+	ch <- prometheus.MustNewConstMetric(cacheEntriesDesc, prometheus.GaugeValue, float64(s.LocalEntries))
+	open := 0.0
+	if s.Breaker.Open {
+		open = 1
+	}
+	ch <- prometheus.MustNewConstMetric(redisOpenDesc, prometheus.GaugeValue, open)
+	ch <- prometheus.MustNewConstMetric(redisFailuresDesc, prometheus.CounterValue, float64(s.Breaker.Failures))
+	ch <- prometheus.MustNewConstMetric(redisRejectedDesc, prometheus.CounterValue, float64(s.Breaker.Rejected))
+	ch <- prometheus.MustNewConstMetric(redisIncidentsDesc, prometheus.CounterValue, float64(s.Breaker.Incidents))
+}
+
+// WatchRateLimit exposes the rate limiter's counters: requests allowed,
+// refused with 429, and let through unchecked because Redis did not
+// answer.
+func (m *Metrics) WatchRateLimit(stats func() ratelimit.Stats) {
+	if m != nil {
+		m.reg.MustRegister(&rateCollector{stats: stats})
+	}
+}
+
+var rateDesc = prometheus.NewDesc("pkgscope_ratelimit_requests_total",
+	"Requests seen by the rate limiter, by result (allowed, limited, failed_open).", []string{"result"}, nil)
+
+type rateCollector struct{ stats func() ratelimit.Stats }
+
+func (rc *rateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- rateDesc }
+
+func (rc *rateCollector) Collect(ch chan<- prometheus.Metric) {
+	s := rc.stats()
+	ch <- prometheus.MustNewConstMetric(rateDesc, prometheus.CounterValue, float64(s.Allowed), "allowed")
+	ch <- prometheus.MustNewConstMetric(rateDesc, prometheus.CounterValue, float64(s.Limited), "limited")
+	ch <- prometheus.MustNewConstMetric(rateDesc, prometheus.CounterValue, float64(s.FailedOpen), "failed_open")
+}
+
+// WatchQueue exposes the warm queue's depth (jobs not yet finished), asked
+// of depth at each scrape with a 2s timeout; a failed query leaves the
+// gauge out of that scrape and is reported as a scrape error. The mirror
+// wires it once its process holds a warm queue (internal/warm); until then
+// the gauge is absent.
+func (m *Metrics) WatchQueue(depth QueueDepth) {
+	if m != nil {
+		m.reg.MustRegister(&queueCollector{depth: depth})
+	}
+}
+
+// QueueDepth returns the number of queued or running jobs.
+type QueueDepth func(ctx context.Context) (int, error)
+
+var queueDesc = prometheus.NewDesc("pkgscope_warm_queue_depth",
+	"Warm jobs queued or running.", nil, nil)
+
+type queueCollector struct{ depth QueueDepth }
+
+func (qc *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDesc }
+
+func (qc *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), queueTimeout)
+	defer cancel()
+	n, err := qc.depth(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queueDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n))
+}
