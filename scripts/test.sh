@@ -37,6 +37,22 @@ if ! redis_up; then
   fi
 fi
 
+# Tools the tests run for real: nginx (the compose load balancer's config is
+# checked with nginx -t) and node (the MCP end-to-end test's client).
+if ! command -v nginx >/dev/null && ! [ -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing nginx (Debian package) for the load-balancer config test"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
+  else
+    echo "test.sh: nginx is not installed; install it (Debian: apt-get install nginx)." >&2
+    exit 1
+  fi
+fi
+if ! command -v node >/dev/null; then
+  echo "test.sh: node is not installed; the MCP end-to-end test needs it (Debian: apt-get install nodejs npm)." >&2
+  exit 1
+fi
+
 export PKGSCOPE_TEST_DATABASE_URL="$pg_url" PKGSCOPE_TEST_REDIS_ADDR="$redis_addr"
 npm ci --prefix e2e/mcp-client --no-audit --no-fund --loglevel=error >/dev/null
 go vet ./...

@@ -101,7 +101,9 @@ func TestGrepErrors(t *testing.T) {
 		"bad include":     `{"action":"grep","packageName":"icons","pattern":"a","include":"[x"}`,
 	} {
 		status, out := m.explore(body, nil)
-		var e struct{ Error struct{ Code, Message string } }
+		var e struct {
+			Error struct{ Code, Message string }
+		}
 		json.Unmarshal(out, &e)
 		if status != 400 || e.Error.Code != "bad_request" || e.Error.Message == "" {
 			t.Errorf("%s: %d %s, want 400 bad_request", name, status, out)
