@@ -19,6 +19,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
 // Options configure the HTTP layer.
@@ -34,6 +35,9 @@ type Options struct {
 	// Packuments answers the jsDelivr-compatible package metadata
 	// endpoint (jsdelivr.go); nil answers it 404.
 	Packuments Packumenter
+	// WebDocs serves POST /v1/webdocs and the explore_web_docs MCP tool
+	// (webdocs.go); nil leaves both out.
+	WebDocs *webdocs.Service
 }
 
 // Server holds the handlers' dependencies.
@@ -73,7 +77,8 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.POST("/v1/explore", s.explore)
 	e.GET("/v1/npm/*", s.npm)
 	registerJSDelivr(e, svc, opt.Packuments) // /v1/packages/npm/*, /npm/*
-	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}})))
+	registerWebDocs(e, opt.WebDocs)          // /v1/webdocs
+	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs)})))
 	return e
 }
 

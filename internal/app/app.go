@@ -36,6 +36,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
 // App is a wired mirror.
@@ -44,6 +45,9 @@ type App struct {
 	Service *explore.Service
 	// Cache fronts the store and the resolver; its Stats feed metrics.
 	Cache *cache.Cache
+	// WebDocs is the explore_web_docs service (POST /v1/webdocs and the
+	// MCP tool); Warm loads its data packages ahead of the first call.
+	WebDocs *webdocs.Service
 	// Lock is the cross-replica fill lock, RateLimit the per-caller
 	// limiter; nil without Redis (RateLimit also when limits are off).
 	Lock      *redislock.Locker
@@ -149,7 +153,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		svc.SetFallback(fb, explore.FallbackOptions{ColdBudget: cfg.ColdBudget, Source: explore.SourceJSDelivr, Logger: log})
 	}
 	a.Service = svc
-	e := api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw, Packuments: reg})
+	a.WebDocs = newWebDocs(svc, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
+	e := api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw, Packuments: reg, WebDocs: a.WebDocs})
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is
 		// served only there (serveSide).

@@ -151,6 +151,22 @@ type Config struct {
 	// set, serves net/http/pprof on a listener of its own; empty (the
 	// default) turns it off. The two may be the same address.
 	MetricsAddr, PprofAddr string
+
+	// WebDocs*Version pin the four data packages of explore_web_docs
+	// (internal/webdocs), read through this mirror: exact versions keep
+	// answers stable and serve air-gapped once warm.
+	WebDocsBCDVersion, WebDocsInventoryVersion, WebDocsIDLVersion, WebDocsFeaturesVersion string
+	// MDNBaseURL is MDN's site, whose JSON get_doc reads for the article
+	// text; empty (or "off") answers from the packages alone. MDNTimeout
+	// bounds one MDN request; MDNCacheBytes is the in-memory budget of
+	// MDN pages kept.
+	MDNBaseURL    string
+	MDNTimeout    time.Duration
+	MDNCacheBytes int64
+	// A web-docs query, path or key is at most WebDocsMaxQueryBytes; a
+	// search returns at most WebDocsMaxResults documents; get_doc's content
+	// is cut at WebDocsMaxDocBytes.
+	WebDocsMaxQueryBytes, WebDocsMaxResults, WebDocsMaxDocBytes int
 }
 
 // Secret is a setting never to be printed: fmt and slog show it as
@@ -240,6 +256,20 @@ func Default() Config {
 		CacheMaxListBytes: 4 << 20,
 		CacheResolveTTL:   time.Minute,
 		CacheRedisTTL:     24 * time.Hour,
+		// The versions webdocs.DefaultVersions names (a test there checks
+		// they agree); MDN answers a page in ~200 ms, 10s is for a slow
+		// day; 64 MiB holds ~2,000 rendered pages; see webdocs.Limits for
+		// the caps.
+		WebDocsBCDVersion:       "8.1.9",
+		WebDocsInventoryVersion: "0.2.20260206",
+		WebDocsIDLVersion:       "3.85.0",
+		WebDocsFeaturesVersion:  "3.40.0",
+		MDNBaseURL:              "https://developer.mozilla.org",
+		MDNTimeout:              10 * time.Second,
+		MDNCacheBytes:           64 << 20,
+		WebDocsMaxQueryBytes:    512,
+		WebDocsMaxResults:       50,
+		WebDocsMaxDocBytes:      96 << 10,
 	}
 }
 
@@ -337,6 +367,17 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.str(&c.MetricsAddr, "metrics-addr", "PKGSCOPE_METRICS_ADDR", "serve /metrics on this address, without tokens, instead of on addr")
 	b.str(&c.PprofAddr, "pprof-addr", "PKGSCOPE_PPROF_ADDR", "serve net/http/pprof on this address (empty: off)")
 
+	b.str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "PKGSCOPE_WEBDOCS_BCD_VERSION", "version of @mdn/browser-compat-data explore_web_docs reads")
+	b.str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "PKGSCOPE_WEBDOCS_INVENTORY_VERSION", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
+	b.str(&c.WebDocsIDLVersion, "webdocs-idl-version", "PKGSCOPE_WEBDOCS_IDL_VERSION", "version of @webref/idl explore_web_docs reads")
+	b.str(&c.WebDocsFeaturesVersion, "webdocs-features-version", "PKGSCOPE_WEBDOCS_FEATURES_VERSION", "version of web-features explore_web_docs reads")
+	b.str(&c.MDNBaseURL, "mdn-base-url", "PKGSCOPE_MDN_BASE_URL", `MDN's site, read for article text ("off": the data packages alone)`)
+	b.dur(&c.MDNTimeout, "mdn-timeout", "PKGSCOPE_MDN_TIMEOUT", "time for one MDN request")
+	b.bytes(&c.MDNCacheBytes, "mdn-cache-bytes", "PKGSCOPE_MDN_CACHE_BYTES", "memory for MDN pages kept")
+	b.int(&c.WebDocsMaxQueryBytes, "webdocs-max-query-bytes", "PKGSCOPE_WEBDOCS_MAX_QUERY_BYTES", "longest web-docs query, path or key")
+	b.int(&c.WebDocsMaxResults, "webdocs-max-results", "PKGSCOPE_WEBDOCS_MAX_RESULTS", "most documents one web-docs search returns")
+	b.int(&c.WebDocsMaxDocBytes, "webdocs-max-doc-bytes", "PKGSCOPE_WEBDOCS_MAX_DOC_BYTES", "bytes of a web doc's content shown before it is cut")
+
 	if err := errors.Join(b.errs...); err != nil {
 		return c, err
 	}
@@ -345,6 +386,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.MDNBaseURL == "off" {
+		c.MDNBaseURL = ""
 	}
 	return c, c.Validate()
 }
@@ -435,6 +479,21 @@ func (c Config) Validate() error {
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir must be set when no database-url is given (the embedded store lives there)"))
 	}
+	for _, v := range []struct{ name, spec string }{{"webdocs-bcd-version", c.WebDocsBCDVersion}, {"webdocs-inventory-version", c.WebDocsInventoryVersion}, {"webdocs-idl-version", c.WebDocsIDLVersion}, {"webdocs-features-version", c.WebDocsFeaturesVersion}} {
+		if v.spec == "" {
+			errs = append(errs, fmt.Errorf("%s must be set (an exact version is best)", v.name))
+		}
+	}
+	if c.MDNBaseURL != "" {
+		if !strings.HasPrefix(c.MDNBaseURL, "http://") && !strings.HasPrefix(c.MDNBaseURL, "https://") {
+			errs = append(errs, fmt.Errorf(`mdn-base-url must be an http(s) URL or "off", got %q`, c.MDNBaseURL))
+		}
+		positive("mdn-timeout", int64(c.MDNTimeout))
+		positive("mdn-cache-bytes", c.MDNCacheBytes)
+	}
+	positive("webdocs-max-query-bytes", int64(c.WebDocsMaxQueryBytes))
+	positive("webdocs-max-results", int64(c.WebDocsMaxResults))
+	positive("webdocs-max-doc-bytes", int64(c.WebDocsMaxDocBytes))
 	return errors.Join(errs...)
 }
 

@@ -13,6 +13,11 @@ import (
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
+// ErrBadData marks a package that was read whole but does not hold what a
+// consumer of its files expects (a web-docs data package pinned at a
+// version with another layout): 502, since the caller cannot fix it.
+var ErrBadData = errors.New("package data not in the expected format")
+
 // Class is how an error is reported to a caller, whatever the transport.
 type Class struct {
 	Status     int           // HTTP status
@@ -61,6 +66,8 @@ func Classify(err error) Class {
 		return Class{Status: http.StatusInternalServerError, Code: "internal"}
 	case errors.Is(err, ErrGrepUnavailable):
 		return Class{Status: http.StatusNotImplemented, Code: "grep_unavailable"}
+	case errors.Is(err, ErrBadData):
+		return Class{Status: http.StatusBadGateway, Code: "upstream_bad_data"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return Class{Status: http.StatusServiceUnavailable, Code: "timeout", RetryAfter: 10 * time.Second}
 	}

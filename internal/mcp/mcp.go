@@ -64,6 +64,8 @@ type Options struct {
 	// developer's machine; turn it on when a reverse proxy on the same host
 	// forwards the public Host header (Caddy does by default).
 	AllowAnyHost bool
+	// WebDocs, when set, adds the explore_web_docs tool (webdocs.go).
+	WebDocs WebDocs
 }
 
 func (o Options) withDefaults() Options {
@@ -92,7 +94,7 @@ const ToolName = "explore_npm"
 func NewServer(ex Explorer, opt Options) *sdk.Server {
 	opt = opt.withDefaults()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "pkgscope", Title: "pkgscope npm explorer", Version: opt.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
+		Instructions: instructionsFor(opt),
 		// The SDK logs every session start and end at Info: one line per
 		// HTTP request in stateless mode. Only its warnings are news.
 		Logger: slog.New(minLevel{opt.Logger.Handler(), slog.LevelWarn}),
@@ -102,6 +104,10 @@ func NewServer(ex Explorer, opt Options) *sdk.Server {
 	})
 	t := newTool(ex, opt)
 	srv.AddTool(t.definition(), t.handle)
+	if opt.WebDocs != nil {
+		w := newWebDocsTool(opt.WebDocs, opt)
+		srv.AddTool(w.definition(), w.handle)
+	}
 	return srv
 }
 

@@ -1,0 +1,29 @@
+package app
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/webdocs"
+)
+
+// newWebDocs builds the explore_web_docs service. It reads its four data
+// packages through svc, so they are mirrored, pinned and warmed like any
+// package; nothing is loaded until the first call or Warm.
+func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnClient *http.Client) *webdocs.Service {
+	lim := webdocs.DefaultLimits()
+	lim.MaxQueryBytes, lim.MaxResults, lim.MaxDocBytes = cfg.WebDocsMaxQueryBytes, cfg.WebDocsMaxResults, cfg.WebDocsMaxDocBytes
+	lim.DefaultResults = min(lim.DefaultResults, lim.MaxResults)
+	lim.LoadTimeout = cfg.FillTimeout
+	mdn := webdocs.DefaultMDNOptions()
+	mdn.BaseURL, mdn.Timeout, mdn.CacheBytes = cfg.MDNBaseURL, cfg.MDNTimeout, cfg.MDNCacheBytes
+	return webdocs.New(svc, webdocs.Options{
+		Versions: webdocs.Versions{
+			BCD: cfg.WebDocsBCDVersion, Inventory: cfg.WebDocsInventoryVersion,
+			IDL: cfg.WebDocsIDLVersion, Features: cfg.WebDocsFeaturesVersion,
+		},
+		Limits: lim, MDN: mdn, Logger: log, HTTPClient: mdnClient,
+	})
+}

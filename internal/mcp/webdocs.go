@@ -1,0 +1,383 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/webdocs"
+)
+
+// WebDocs is what the explore_web_docs tool needs: *webdocs.Service.
+type WebDocs interface {
+	// Do runs one request and returns *webdocs.SearchResult,
+	// *webdocs.Doc or *webdocs.Compat. Errors are classified with
+	// explore.Classify: an *explore.InputError for a bad request, an
+	// *explore.NotFoundError (naming the closest keys or pages) for an
+	// unknown key or path.
+	Do(ctx context.Context, r webdocs.Request) (any, error)
+}
+
+// WebDocsToolName is the name of the web docs tool, offered when
+// Options.WebDocs is set.
+const WebDocsToolName = "explore_web_docs"
+
+// WebDocsInput is the explore_web_docs tool's arguments: exactly the
+// POST /v1/webdocs body (webdocs.Request).
+type WebDocsInput struct {
+	Action string `json:"action" jsonschema:"What to do: 'search' MDN's pages for a query; 'get_doc' one page by path; 'get_compat' the browser support of one BCD feature key."`
+	Query  string `json:"query,omitempty" jsonschema:"search: an API, element, property or topic, e.g. 'ResizeObserver', 'css gap', 'Element.append' or a BCD key like 'api.ResizeObserver'."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"search: number of documents to return (the server has a default and a maximum)."`
+	Offset int    `json:"offset,omitempty" jsonschema:"search: documents to skip, to page through results."`
+	Path   string `json:"path,omitempty" jsonschema:"get_doc: the page's path as search returns it ('/en-US/docs/Web/API/ResizeObserver') or a full MDN URL; old paths are redirected."`
+	Key    string `json:"key,omitempty" jsonschema:"get_compat: a browser-compat-data key, as search and get_doc list them: 'api.ResizeObserver', 'api.ResizeObserver.observe', 'css.properties.gap'."`
+}
+
+func webDocsSchema() *jsonschema.Schema {
+	s, err := jsonschema.For[WebDocsInput](nil)
+	if err != nil {
+		panic(fmt.Sprintf("explore_web_docs input schema: %v", err)) // a programming error in WebDocsInput
+	}
+	for _, a := range webdocs.Actions {
+		s.Properties["action"].Enum = append(s.Properties["action"].Enum, a)
+	}
+	zero := 0.0
+	for _, p := range s.Properties {
+		if p.Type == "integer" {
+			p.Minimum = &zero
+		}
+	}
+	return s
+}
+
+const webDocsDescription = "Look up the web platform on MDN without guessing: which APIs, elements and CSS properties exist, " +
+	"their exact Web IDL signatures, and which browsers support them. " +
+	"'search' finds MDN pages by name or words (exact API names rank first) and gives each page's path and " +
+	"browser-compat keys. 'get_doc' returns one page as markdown with its Web IDL, compat keys and spec links " +
+	"(MDN's article text when MDN is reachable, else what the mirrored data packages say). " +
+	"'get_compat' returns the browser-compat-data support table of a key and its sub-features, with the " +
+	"Baseline status (widely or newly available, or limited) from web-features. An unknown key or path " +
+	"answers with the closest valid ones. Data: @mdn/browser-compat-data, @webref/idl, web-features and " +
+	"MDN's page inventory, pinned versions named in every answer."
+
+// webDocsTool is explore_web_docs bound to a WebDocs.
+type webDocsTool struct {
+	wd       WebDocs
+	opt      Options
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+}
+
+func newWebDocsTool(wd WebDocs, opt Options) *webDocsTool {
+	s := webDocsSchema()
+	r, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("explore_web_docs input schema: %v", err))
+	}
+	return &webDocsTool{wd: wd, opt: opt, schema: s, resolved: r}
+}
+
+func (t *webDocsTool) definition() *sdk.Tool {
+	openWorld := true
+	return &sdk.Tool{
+		Name:        WebDocsToolName,
+		Title:       "Explore web platform docs",
+		Description: webDocsDescription,
+		InputSchema: t.schema,
+		Annotations: &sdk.ToolAnnotations{
+			Title:          "Explore web platform docs",
+			ReadOnlyHint:   true,
+			IdempotentHint: true,
+			// It reaches the npm registry (cold data packages) and MDN.
+			OpenWorldHint: &openWorld,
+		},
+	}
+}
+
+// handle answers one tools/call; failures are tool errors with the API's
+// error body, as explore_npm's are.
+func (t *webDocsTool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	var in WebDocsInput
+	if err := decodeArgs(req.Params.Arguments, t.resolved, &in); err != nil {
+		return t.fail(err), nil
+	}
+	res, err := t.wd.Do(ctx, webdocs.Request{Action: in.Action, Query: in.Query, Limit: in.Limit, Offset: in.Offset, Path: in.Path, Key: in.Key})
+	if err != nil {
+		return t.fail(err), nil
+	}
+	var text string
+	switch r := res.(type) {
+	case *webdocs.SearchResult:
+		text = renderSearch(r)
+	case *webdocs.Doc:
+		text = renderDoc(r)
+	case *webdocs.Compat:
+		text = renderCompat(r)
+	default:
+		b, _ := json.Marshal(res)
+		text = string(b)
+	}
+	return ok(res, text), nil
+}
+
+// decodeArgs validates raw against the schema and decodes it strictly into
+// out; JSON nulls are taken as "not given".
+func decodeArgs(raw json.RawMessage, resolved *jsonschema.Resolved, out any) error {
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return &explore.InputError{Field: "arguments", Err: fmt.Errorf("want a JSON object: %v", err)}
+	}
+	for k, v := range m {
+		if v == nil {
+			delete(m, k)
+		}
+	}
+	if err := resolved.Validate(m); err != nil {
+		return schemaError(err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return &explore.InputError{Field: "arguments", Err: err}
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return &explore.InputError{Field: "arguments", Err: err}
+	}
+	return nil
+}
+
+// fail is explore_npm's tool error for this tool: internal failures are
+// logged once here and their message hidden.
+func (t *webDocsTool) fail(err error) *sdk.CallToolResult {
+	class := classify(err)
+	body := ErrorBody{Error: ErrorDetail{Code: class.Code, Message: err.Error()}}
+	var c classed
+	if class.Status == http.StatusInternalServerError && class.Code == "internal" && !errors.As(err, &c) {
+		t.opt.Logger.Error("explore_web_docs failed", "err", err)
+		body.Error.Message = "internal error (logged by pkgscope)"
+	}
+	text := fmt.Sprintf("error %s: %s", body.Error.Code, body.Error.Message)
+	if class.RetryAfter > 0 {
+		body.Error.RetryAfterSeconds = int(math.Ceil(class.RetryAfter.Seconds()))
+		text += fmt.Sprintf(" (try again in %ds)", body.Error.RetryAfterSeconds)
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: body}
+}
+
+func renderSearch(r *webdocs.SearchResult) string {
+	var b strings.Builder
+	if r.Total == 0 {
+		fmt.Fprintf(&b, "no MDN page matches %q; try other words or the API's exact name", r.Query)
+		return b.String()
+	}
+	end := r.Offset + len(r.Documents)
+	fmt.Fprintf(&b, "%s match %q", plural(r.Total, "page"), r.Query)
+	if len(r.Documents) > 0 {
+		fmt.Fprintf(&b, " (%d-%d shown)", r.Offset+1, end)
+	}
+	b.WriteString(":\n")
+	for i, d := range r.Documents {
+		fmt.Fprintf(&b, "%d. %s — %s", r.Offset+i+1, d.Title, d.Path)
+		if d.PageType != "" {
+			fmt.Fprintf(&b, " [%s]", d.PageType)
+		}
+		b.WriteString("\n")
+		if d.Summary != "" {
+			fmt.Fprintf(&b, "   %s\n", d.Summary)
+		}
+		if len(d.CompatKeys) > 0 {
+			fmt.Fprintf(&b, "   compat: %s\n", strings.Join(d.CompatKeys, ", "))
+		}
+	}
+	if end < r.Total {
+		fmt.Fprintf(&b, "[%d more: search again with offset=%d]\n", r.Total-end, end)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func renderDoc(d *webdocs.Doc) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (source: %s)\n", d.Path, d.Source)
+	if d.Note != "" {
+		fmt.Fprintf(&b, "[note: %s]\n", d.Note)
+	}
+	b.WriteString("\n")
+	b.WriteString(d.Content)
+	if d.Source == "mdn" && d.IDL != "" {
+		fmt.Fprintf(&b, "\n\n## Web IDL (@webref/idl %s)\n\n```webidl\n%s```\n", d.Versions.IDL, d.IDL)
+	}
+	if len(d.BrowserCompat) > 0 {
+		fmt.Fprintf(&b, "\ncompat keys (get_compat): %s\n", strings.Join(d.BrowserCompat, ", "))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// renderCompat prints the support table as "browser: since" lines, the
+// key first, then each sub-feature.
+func renderCompat(c *webdocs.Compat) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (@mdn/browser-compat-data %s)\n", c.Key, c.Versions.BCD)
+	if bl := c.Baseline; bl != nil {
+		fmt.Fprintf(&b, "Baseline: %s", bl.Status)
+		switch bl.Status {
+		case "high":
+			fmt.Fprintf(&b, " (widely available since %s)", bl.HighDate)
+		case "low":
+			fmt.Fprintf(&b, " (newly available since %s)", bl.LowDate)
+		default:
+			b.WriteString(" (limited availability: not in every core browser)")
+		}
+		fmt.Fprintf(&b, ", web-features %q", bl.Feature)
+		if bl.Scope == "feature" {
+			b.WriteString(" (the whole feature's status)")
+		}
+		if bl.Discouraged {
+			b.WriteString("; discouraged by web-features")
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("Baseline: not in web-features\n")
+	}
+	if c.DocPath != "" {
+		fmt.Fprintf(&b, "MDN: %s\n", c.DocPath)
+	}
+	var tree map[string]json.RawMessage
+	if err := json.Unmarshal(c.Data, &tree); err != nil {
+		return b.String()
+	}
+	if own, ok := tree["__compat"]; ok {
+		b.WriteString(supportLine("support", own))
+	}
+	names := make([]string, 0, len(tree))
+	for k := range tree {
+		if k != "__compat" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		var sub struct {
+			Compat json.RawMessage `json:"__compat"`
+		}
+		if json.Unmarshal(tree[n], &sub) == nil && sub.Compat != nil {
+			b.WriteString(supportLine(c.Key+"."+n, sub.Compat))
+		}
+	}
+	if len(c.MoreChildren) > 0 {
+		fmt.Fprintf(&b, "[%d more sub-features, not shown: get_compat one of them, e.g. %s]\n", len(c.MoreChildren), c.MoreChildren[0])
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// supportLine summarises one __compat: "label: chrome 64, firefox 69
+// (partial), ie no; experimental".
+func supportLine(label string, raw json.RawMessage) string {
+	var c struct {
+		Description string                     `json:"description"`
+		Support     map[string]json.RawMessage `json:"support"`
+		Status      struct {
+			Experimental bool `json:"experimental"`
+			Deprecated   bool `json:"deprecated"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return ""
+	}
+	browsers := make([]string, 0, len(c.Support))
+	for k := range c.Support {
+		browsers = append(browsers, k)
+	}
+	sort.Strings(browsers)
+	var parts []string
+	for _, br := range browsers {
+		parts = append(parts, br+" "+firstSupport(c.Support[br]))
+	}
+	line := label + ": " + strings.Join(parts, ", ")
+	if c.Status.Experimental {
+		line += "; experimental"
+	}
+	if c.Status.Deprecated {
+		line += "; deprecated"
+	}
+	return line + "\n"
+}
+
+// firstSupport reads a support statement (one object or a list, newest
+// first): its version_added, "no", or with its caveats.
+func firstSupport(raw json.RawMessage) string {
+	type statement struct {
+		VersionAdded   any    `json:"version_added"`
+		VersionRemoved any    `json:"version_removed"`
+		Partial        bool   `json:"partial_implementation"`
+		Prefix         string `json:"prefix"`
+		AltName        string `json:"alternative_name"`
+		Flags          []any  `json:"flags"`
+	}
+	var list []statement
+	if err := json.Unmarshal(raw, &list); err != nil {
+		var one statement
+		if json.Unmarshal(raw, &one) != nil {
+			return "?"
+		}
+		list = []statement{one}
+	}
+	if len(list) == 0 {
+		return "?"
+	}
+	s := list[0]
+	var v string
+	switch a := s.VersionAdded.(type) {
+	case string:
+		v = a
+	case bool:
+		if !a {
+			return "no"
+		}
+		v = "yes"
+	default:
+		return "?"
+	}
+	var notes []string
+	if r, ok := s.VersionRemoved.(string); ok {
+		notes = append(notes, "removed in "+r)
+	}
+	if s.Partial {
+		notes = append(notes, "partial")
+	}
+	if s.Prefix != "" {
+		notes = append(notes, "prefix "+s.Prefix)
+	}
+	if s.AltName != "" {
+		notes = append(notes, "as "+s.AltName)
+	}
+	if len(s.Flags) > 0 {
+		notes = append(notes, "behind a flag")
+	}
+	if len(notes) > 0 {
+		v += " (" + strings.Join(notes, ", ") + ")"
+	}
+	return v
+}
+
+// instructionsFor is the server's instructions, naming explore_web_docs
+// when it is offered.
+func instructionsFor(opt Options) string {
+	if opt.WebDocs == nil {
+		return instructions
+	}
+	return instructions + " Use the explore_web_docs tool to check that a web platform API, element or CSS " +
+		"property exists, its exact Web IDL signature, and which browsers support it (Baseline), instead of guessing."
+}

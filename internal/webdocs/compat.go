@@ -1,0 +1,231 @@
+package webdocs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+// Compat is the answer to get_compat.
+type Compat struct {
+	// Key is the BCD key answered (its canonical spelling when the one
+	// asked for differed only in case).
+	Key string `json:"key"`
+	// Data is the BCD subtree as published: {"__compat": {...},
+	// "child": {"__compat": {...}}, ...} for the key and its direct
+	// children (at most Limits.MaxCompatChildren of them; the rest are
+	// named in MoreChildren). __compat holds support (per browser:
+	// version_added, version_removed, partial_implementation, flags,
+	// prefix, notes), status (experimental, standard_track, deprecated),
+	// mdn_url and spec_url. An interior key (api, css.properties) has no
+	// __compat of its own.
+	Data json.RawMessage `json:"data"`
+	// MoreChildren are child keys left out of Data.
+	MoreChildren []string `json:"moreChildren,omitempty"`
+	// Baseline is the key's Baseline status from web-features, when it
+	// belongs to a feature there.
+	Baseline *Baseline `json:"baseline,omitempty"`
+	// DocPath is the MDN page documenting the key, for get_doc.
+	DocPath  string   `json:"docPath,omitempty"`
+	Versions Versions `json:"dataVersions"`
+}
+
+// validKey: BCD keys are dot-separated names of letters, digits and
+// "_-@$" (every one of the 20,968 keys of 8.1.9 is).
+func validKey(k string) bool {
+	if k == "" || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
+		return false
+	}
+	for _, r := range k {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-@$", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// GetCompat returns the BCD support data of key and its direct children,
+// with its Baseline status. An unknown key is an *explore.NotFoundError
+// naming the closest valid keys.
+func (s *Service) GetCompat(ctx context.Context, key string) (*Compat, error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return nil, &explore.InputError{Field: "key", Err: errors.New(`missing: give a BCD feature key, e.g. "api.ResizeObserver" or "css.properties.gap" (get_doc and search list each page's keys)`)}
+	}
+	if err := s.checkLen("key", key); err != nil {
+		return nil, err
+	}
+	if !validKey(key) {
+		return nil, &explore.InputError{Field: "key", Err: fmt.Errorf("%q is not a BCD key: dot-separated names of letters, digits and _-@$, e.g. api.ResizeObserver.observe", key)}
+	}
+	d, err := s.data(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := d.bcd.entries[key]
+	if !ok {
+		if canon := d.bcd.foldedKey(key); canon != "" {
+			key, e = canon, d.bcd.entries[canon]
+		} else {
+			return nil, &explore.NotFoundError{What: fmt.Sprintf("BCD key %q%s", key, d.suggestKeys(key, s.lim.MaxSuggestions))}
+		}
+	}
+	c := &Compat{Key: key, Versions: d.versions}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	n := 0
+	if e.raw != nil {
+		buf.WriteString(`"__compat":`)
+		buf.Write(e.raw)
+		n++
+	}
+	kids := d.bcd.children[key]
+	for i, ck := range kids {
+		if i == s.lim.MaxCompatChildren {
+			c.MoreChildren = kids[i:]
+			break
+		}
+		name, _ := json.Marshal(ck[len(key)+1:])
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(name)
+		buf.WriteString(`:{`)
+		if ce := d.bcd.entries[ck]; ce != nil && ce.raw != nil {
+			buf.WriteString(`"__compat":`)
+			buf.Write(ce.raw)
+		}
+		buf.WriteByte('}')
+		n++
+	}
+	buf.WriteByte('}')
+	c.Data = buf.Bytes()
+	c.Baseline = d.features.baseline(key, e.tags)
+	c.DocPath = d.docFor(key, e)
+	return c, nil
+}
+
+// docFor is the page documenting a key: the one BCD's mdn_url names, else
+// the first page declaring the key (an overview page may declare its
+// interface's key too, so mdn_url comes first).
+func (d *dataset) docFor(key string, e *compatEntry) string {
+	if e.mdnURL != "" {
+		if slug, _, err := parseDocPath(e.mdnURL); err == nil {
+			if i, _, ok := d.resolve(slug); ok {
+				return d.inv.pages[i].Path()
+			}
+		}
+	}
+	if ps := d.byCompat[key]; len(ps) > 0 {
+		return d.inv.pages[ps[0]].Path()
+	}
+	return ""
+}
+
+// foldedKey returns the key equal to k but for case, if one is.
+func (b *bcd) foldedKey(k string) string {
+	for _, key := range b.keys {
+		if strings.EqualFold(key, k) {
+			return key
+		}
+	}
+	return ""
+}
+
+// suggestKeys names the valid keys closest to k: the children of its
+// longest existing prefix that are near it, and the keys at the least
+// edit distance (case-insensitive), shorter keys first among equals. It
+// compares against every key of k's top-level tree (20,968 keys in all,
+// 9,600 under api): a few milliseconds, spent only on a 404.
+func (d *dataset) suggestKeys(k string, max int) string {
+	lk := strings.ToLower(k)
+	top, _, _ := strings.Cut(k, ".")
+	type cand struct {
+		key  string
+		dist int
+	}
+	var cands []cand
+	for _, key := range d.bcd.keys {
+		if _, ok := d.bcd.entries[top]; ok && !strings.HasPrefix(key, top+".") {
+			continue
+		}
+		lkey := strings.ToLower(key)
+		dist := levenshtein(lk, lkey, len(lk)/2+2)
+		switch {
+		case strings.HasPrefix(lkey, lk):
+			// What was asked, completed ("api.ResizeObs"): as good as a
+			// near miss, one more per level deeper.
+			dist = min(dist, 1+strings.Count(lkey[len(lk):], "."))
+		case strings.HasPrefix(lk, lkey+"."):
+			// An ancestor of what was asked ("api.ResizeObserver.nope").
+			dist = min(dist, 1+strings.Count(lk[len(lkey):], "."))
+		}
+		if dist <= len(lk)/2+1 {
+			cands = append(cands, cand{key, dist})
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].dist != cands[j].dist {
+			return cands[i].dist < cands[j].dist
+		}
+		if len(cands[i].key) != len(cands[j].key) {
+			return len(cands[i].key) < len(cands[j].key)
+		}
+		return cands[i].key < cands[j].key
+	})
+	var out []string
+	for _, c := range cands {
+		if len(out) == max {
+			break
+		}
+		out = append(out, c.key)
+	}
+	if len(out) == 0 {
+		return " (search for the feature by name to find its key)"
+	}
+	return "; closest valid keys: " + strings.Join(out, ", ")
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// levenshtein returns the edit distance of a and b, or bound+1 as soon as
+// it must exceed bound.
+func levenshtein(a, b string, bound int) int {
+	if abs(len(a)-len(b)) > bound {
+		return bound + 1
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > bound {
+			return bound + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

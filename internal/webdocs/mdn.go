@@ -1,0 +1,401 @@
+package webdocs
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// MDNOptions configure fetching MDN's prose from its public JSON: a page's
+// {path}/index.json ({"doc": {title, summary, body: [sections]}}) and
+// /api/v1/search?q=...&locale=en-US ({"documents": [{mdn_url, title,
+// summary}], "metadata": {...}}).
+type MDNOptions struct {
+	// BaseURL is MDN's site, scheme and host; empty turns fetching off.
+	BaseURL string
+	// Timeout bounds fetching one page; SearchTimeout how long a search
+	// waits for MDN's summaries before answering without them (the
+	// ranking is ours, so they are a nicety).
+	Timeout, SearchTimeout time.Duration
+	// Cooldown is how long MDN is not asked after a failure, so an
+	// air-gapped mirror pays one timeout per Cooldown, not one per call.
+	Cooldown time.Duration
+	// CacheBytes bounds the pages and summaries kept in memory; CacheTTL
+	// is how long one is reused (MDN edits pages daily, but an agent's
+	// session does not need the latest commas).
+	CacheBytes int64
+	CacheTTL   time.Duration
+	// MaxBodyBytes caps one response. MDN's largest reference pages'
+	// index.json are about 1 MB.
+	MaxBodyBytes int64
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// DefaultMDNOptions returns the defaults explained on MDNOptions, with
+// MDN's public site as BaseURL.
+func DefaultMDNOptions() MDNOptions {
+	return MDNOptions{
+		BaseURL: "https://developer.mozilla.org", Timeout: 10 * time.Second, SearchTimeout: 3 * time.Second,
+		Cooldown: 30 * time.Second, CacheBytes: 64 << 20, CacheTTL: 24 * time.Hour, MaxBodyBytes: 8 << 20,
+		UserAgent: "pkgscope (explore_web_docs)",
+	}
+}
+
+// mdnDoc is one page as MDN serves it, rendered to markdown.
+type mdnDoc struct {
+	title, summary, markdown string
+}
+
+type mdnClient struct {
+	base  string // no trailing slash
+	host  string
+	http  *http.Client
+	opt   MDNOptions
+	log   *slog.Logger
+	cache *lru
+	group singleflight.Group
+
+	mu        sync.Mutex
+	downUntil time.Time
+	downWhy   string
+}
+
+func newMDNClient(opt MDNOptions, hc *http.Client, log *slog.Logger) *mdnClient {
+	def := DefaultMDNOptions()
+	if opt.Timeout <= 0 {
+		opt.Timeout = def.Timeout
+	}
+	if opt.SearchTimeout <= 0 {
+		opt.SearchTimeout = def.SearchTimeout
+	}
+	if opt.Cooldown <= 0 {
+		opt.Cooldown = def.Cooldown
+	}
+	if opt.CacheBytes <= 0 {
+		opt.CacheBytes = def.CacheBytes
+	}
+	if opt.CacheTTL <= 0 {
+		opt.CacheTTL = def.CacheTTL
+	}
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = def.MaxBodyBytes
+	}
+	if opt.UserAgent == "" {
+		opt.UserAgent = def.UserAgent
+	}
+	base := strings.TrimRight(opt.BaseURL, "/")
+	host := ""
+	if u, err := url.Parse(base); err == nil {
+		host = u.Host
+	}
+	c := &http.Client{}
+	if hc != nil {
+		cp := *hc
+		c = &cp
+	}
+	// MDN's redirects stay on MDN; anything else is not followed.
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != host || len(via) >= 5 {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	return &mdnClient{base: base, host: host, http: c, opt: opt, log: log, cache: newLRU(opt.CacheBytes)}
+}
+
+// errNotOnMDN is a page MDN answers 404 for.
+var errNotOnMDN = errors.New("MDN has no such page (404)")
+
+// open reports whether MDN may be asked now, or why not.
+func (c *mdnClient) open() (bool, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Now().Before(c.downUntil) {
+		return false, c.downWhy
+	}
+	return true, ""
+}
+
+// trip records a failure: MDN is not asked again for Cooldown. The
+// failure is logged here, once per trip.
+func (c *mdnClient) trip(err error) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.downUntil = time.Now().Add(c.opt.Cooldown)
+	c.downWhy = fmt.Sprintf("MDN unreachable at %s: %v; not asked again until %s", c.base, err, c.downUntil.UTC().Format(time.RFC3339))
+	c.log.Warn("mdn unavailable", "base", c.base, "err", err, "cooldown", c.opt.Cooldown)
+	return c.downWhy
+}
+
+// doc returns MDN's page at path (an "/en-US/docs/..." path), from the
+// cache or MDN. Errors say why the prose is unavailable, in words.
+func (c *mdnClient) doc(ctx context.Context, path string) (*mdnDoc, error) {
+	key := "d:" + strings.ToLower(path)
+	if v, ok := c.cache.get(key); ok {
+		if v == nil {
+			return nil, errNotOnMDN
+		}
+		return v.(*mdnDoc), nil
+	}
+	if ok, why := c.open(); !ok {
+		return nil, errors.New(why)
+	}
+	ch := c.group.DoChan(key, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opt.Timeout)
+		defer cancel()
+		var raw struct {
+			Doc struct {
+				Title   string       `json:"title"`
+				Summary string       `json:"summary"`
+				Body    []mdnSection `json:"body"`
+			} `json:"doc"`
+		}
+		status, err := c.getJSON(fctx, c.base+escapePath(path)+"/index.json", &raw)
+		switch {
+		case status == http.StatusNotFound:
+			c.cache.put(key, nil, len(key), c.opt.CacheTTL)
+			return nil, errNotOnMDN
+		case err != nil:
+			return nil, errors.New(c.trip(err))
+		}
+		d := &mdnDoc{title: raw.Doc.Title, summary: raw.Doc.Summary, markdown: renderSections(raw.Doc.Title, raw.Doc.Body)}
+		c.cache.put(key, d, len(key)+len(d.markdown)+len(d.summary)+len(d.title), c.opt.CacheTTL)
+		if d.summary != "" {
+			c.cache.put("s:"+strings.ToLower(path), d.summary, len(path)+len(d.summary), c.opt.CacheTTL)
+		}
+		return d, nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*mdnDoc), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("gave up waiting for MDN: %w", ctx.Err())
+	}
+}
+
+// summaries asks MDN's search for q and returns the summaries of the
+// pages it finds, by lower-cased path; nil when MDN is off, down or slow.
+func (c *mdnClient) summaries(ctx context.Context, q string, size int) map[string]string {
+	size = min(max(size, 10), 100)
+	key := "q:" + strconv.Itoa(size) + ":" + strings.ToLower(q)
+	if v, ok := c.cache.get(key); ok {
+		m, _ := v.(map[string]string)
+		return m
+	}
+	if ok, _ := c.open(); !ok {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, c.opt.SearchTimeout)
+	defer cancel()
+	var raw struct {
+		Documents []struct {
+			MDNURL  string `json:"mdn_url"`
+			Summary string `json:"summary"`
+		} `json:"documents"`
+	}
+	u := c.base + "/api/v1/search?" + url.Values{"q": {q}, "locale": {"en-US"}, "size": {strconv.Itoa(size)}}.Encode()
+	if _, err := c.getJSON(sctx, u, &raw); err != nil {
+		if ctx.Err() == nil {
+			c.trip(err)
+		}
+		return nil
+	}
+	m := map[string]string{}
+	n := len(key)
+	for _, d := range raw.Documents {
+		if d.MDNURL == "" || d.Summary == "" {
+			continue
+		}
+		p := strings.ToLower(d.MDNURL)
+		m[p] = d.Summary
+		n += len(p) + len(d.Summary)
+		c.cache.put("s:"+p, d.Summary, len(p)+len(d.Summary), c.opt.CacheTTL)
+	}
+	c.cache.put(key, m, n, c.opt.CacheTTL)
+	return m
+}
+
+// cachedSummary is MDN's summary of path if one was seen.
+func (c *mdnClient) cachedSummary(path string) string {
+	if v, ok := c.cache.get("s:" + strings.ToLower(path)); ok {
+		s, _ := v.(string)
+		return s
+	}
+	return ""
+}
+
+// getJSON GETs u and decodes a 200 answer into out. It returns the status
+// and an error for anything but 200.
+func (c *mdnClient) getJSON(ctx context.Context, u string, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.opt.UserAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return resp.StatusCode, fmt.Errorf("%s answered %s", u, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.opt.MaxBodyBytes+1))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("reading %s: %w", u, err)
+	}
+	if int64(len(body)) > c.opt.MaxBodyBytes {
+		return resp.StatusCode, fmt.Errorf("%s is over %d bytes (setting mdn-max-body-bytes)", u, c.opt.MaxBodyBytes)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return resp.StatusCode, fmt.Errorf("%s is not the JSON expected: %w", u, err)
+	}
+	return resp.StatusCode, nil
+}
+
+// escapePath escapes each segment of an MDN path (slugs hold ":", "@",
+// "(" and other characters).
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// mdnSection is one element of doc.body: "prose" (HTML content under an
+// optional heading), "browser_compatibility" (a BCD query),
+// "specifications" (spec links), or kinds added later, read as prose.
+type mdnSection struct {
+	Type  string `json:"type"`
+	Value struct {
+		Title          string `json:"title"`
+		IsH3           bool   `json:"isH3"`
+		Content        string `json:"content"`
+		Query          string `json:"query"`
+		Specifications []struct {
+			URL   string `json:"bcdSpecificationURL"`
+			Title string `json:"title"`
+		} `json:"specifications"`
+	} `json:"value"`
+}
+
+// renderSections turns an MDN doc's body into one markdown document.
+func renderSections(title string, body []mdnSection) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n", title)
+	for _, s := range body {
+		v := s.Value
+		if v.Title != "" {
+			h := "##"
+			if v.IsH3 {
+				h = "###"
+			}
+			fmt.Fprintf(&b, "\n%s %s\n", h, v.Title)
+		}
+		switch s.Type {
+		case "browser_compatibility":
+			if v.Query != "" {
+				fmt.Fprintf(&b, "\nSupport table: action get_compat with key `%s`.\n", v.Query)
+			}
+		case "specifications":
+			b.WriteString("\n")
+			for _, sp := range v.Specifications {
+				if sp.URL == "" {
+					continue
+				}
+				if sp.Title != "" {
+					fmt.Fprintf(&b, "- [%s](%s)\n", sp.Title, sp.URL)
+				} else {
+					fmt.Fprintf(&b, "- %s\n", sp.URL)
+				}
+			}
+		default:
+			if v.Content != "" {
+				b.WriteString("\n" + htmlToMarkdown(v.Content) + "\n")
+			}
+		}
+	}
+	return strings.TrimSpace(b.String()) + "\n"
+}
+
+// lru is a byte-bounded least-recently-used cache with per-entry expiry.
+// A nil value is a cached "not found".
+type lru struct {
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	ll    *list.List
+	items map[string]*list.Element
+}
+
+type lruEntry struct {
+	key     string
+	val     any
+	size    int64
+	expires time.Time
+}
+
+func newLRU(max int64) *lru {
+	return &lru{max: max, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *lru) get(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*lruEntry)
+	if time.Now().After(e.expires) {
+		c.remove(el)
+		return nil, false
+	}
+	c.ll.MoveToFront(el)
+	return e.val, true
+}
+
+// put stores val; an entry over a quarter of the budget is not kept, so
+// one huge page cannot flush everything else.
+func (c *lru) put(key string, val any, size int, ttl time.Duration) {
+	n := int64(size) + 64 // bookkeeping
+	if n > c.max/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		c.remove(el)
+	}
+	c.items[key] = c.ll.PushFront(&lruEntry{key: key, val: val, size: n, expires: time.Now().Add(ttl)})
+	c.size += n
+	for c.size > c.max {
+		c.remove(c.ll.Back())
+	}
+}
+
+func (c *lru) remove(el *list.Element) {
+	e := el.Value.(*lruEntry)
+	c.ll.Remove(el)
+	delete(c.items, e.key)
+	c.size -= e.size
+}
