@@ -86,6 +86,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	}
 
 	var ex mcp.Explorer
+	opt := mcp.Options{Limits: lim, Project: proj, Logger: log, Version: buildVersion()}
 	if *remote != "" {
 		if len(rest) > 0 {
 			return fmt.Errorf("%w: --remote forwards every call to a shared pkgscope; store flags %q do not apply", errUsage, rest)
@@ -114,9 +115,12 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 		}
 		defer a.Close()
 		ex = a.Service
+		if a.WebDocs != nil {
+			opt.WebDocs = a.WebDocs // explore_web_docs, over the same local mirror
+		}
 		log.Info("mcp: serving from the embedded store", "data-dir", cfg.DataDir, "project", proj.Dir())
 	}
-	srv := mcp.NewServer(ex, mcp.Options{Limits: lim, Project: proj, Logger: log, Version: buildVersion()})
+	srv := mcp.NewServer(ex, opt)
 	return srv.Run(ctx, t)
 }
 

@@ -94,13 +94,13 @@ func checkE2E(t *testing.T, out e2eOutput) {
 	if out.Server.Name != "pkgscope" {
 		t.Errorf("server = %+v", out.Server)
 	}
-	// The shared service also offers explore_web_docs; `mirror mcp` only
-	// explore_npm.
+	// Both the shared service and `mirror mcp` offer explore_npm and
+	// explore_web_docs.
 	i := len(out.Tools) - 1
 	for i >= 0 && out.Tools[i].Name != "explore_npm" {
 		i--
 	}
-	if i < 0 || len(out.Tools) > 2 ||
+	if i < 0 || len(out.Tools) != 2 || out.Tools[1-i].Name != "explore_web_docs" ||
 		!slices.Equal(out.Tools[i].InputSchema.Properties["action"].Enum, []string{"list", "glob", "read", "grep"}) {
 		t.Fatalf("tools = %+v", out.Tools)
 	}
