@@ -58,6 +58,7 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 	b := binder{fs: fs, getenv: getenv}
 	w := &s.warm
 	b.int(&w.Workers, "workers", "PKGSCOPE_WARM_WORKERS", "warm jobs run at once by this process")
+	b.bytes(&w.MaxInflightBytes, "max-inflight-bytes", "PKGSCOPE_WARM_MAX_INFLIGHT_BYTES", "declared unpacked bytes ingested at once by this process")
 	b.int(&w.MaxAttempts, "max-attempts", "PKGSCOPE_WARM_MAX_ATTEMPTS", "attempts before a package is reported failed")
 	b.dur(&w.RetryBase, "retry-base", "PKGSCOPE_WARM_RETRY_BASE", "delay before the first retry, doubled each retry")
 	b.dur(&w.RetryMax, "retry-max", "PKGSCOPE_WARM_RETRY_MAX", "longest delay between retries")
@@ -165,6 +166,15 @@ func (b *binder) int(p *int, flagName, envName, usage string) {
 		return err
 	})
 	b.fs.IntVar(p, flagName, *p, usage+" ($"+envName+")")
+}
+
+func (b *binder) bytes(p *int64, flagName, envName, usage string) {
+	b.env(envName, func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		*p = n
+		return err
+	})
+	b.fs.Int64Var(p, flagName, *p, usage+" in bytes ($"+envName+")")
 }
 
 func (b *binder) dur(p *time.Duration, flagName, envName, usage string) {

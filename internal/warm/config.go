@@ -14,10 +14,20 @@ type Config struct {
 	// npm itself keeps up to 15 sockets (its maxsockets default) to one
 	// registry, but a job is mostly CPU (unpack, hash, compress, index:
 	// over 60% of job time in bench/warm), so more than a few per core only
-	// queue; and a job busy with a large package holds its tarball and,
-	// while indexing, its bodies: 8 workers peaked at 3.4 GB RSS on a
-	// Next.js app's lockfile, 2 at 1.3 GB (bench/warm/README.md).
+	// queue. Memory is bounded by MaxInflightBytes, not by this.
 	Workers int
+	// MaxInflightBytes bounds the memory of the ingests this process runs
+	// at once. Each warm job, once its tarball is downloaded, takes
+	// unpackRatio (4) times the tarball's size from this budget until its
+	// fill (ingest and index build) ends: an ingest holds the tarball and
+	// a batch of bodies, and the index build reads the version's bodies.
+	// A version larger than the budget runs alone. Default 256 MiB: on the
+	// bench/warm lockfile (8 workers) peak RSS was 3.4 GB with no budget,
+	// 3.2 GB with 1 GiB and 1.3 GB with 256 MiB, at the same speed (the
+	// work is CPU-bound on 2 cores either way). The registry's abbreviated
+	// packuments often omit dist.unpackedSize, so the downloaded size is
+	// what is weighed.
+	MaxInflightBytes int64
 	// MaxAttempts is how many times a job runs before it is reported
 	// failed. A snooze on 429/503 does not count as an attempt. Default 5.
 	MaxAttempts int
@@ -58,6 +68,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Workers:          8,
+		MaxInflightBytes: 256 << 20,
 		MaxAttempts:      5,
 		RetryBase:        5 * time.Second,
 		RetryMax:         10 * time.Minute,
@@ -82,6 +93,7 @@ func (c Config) Validate() error {
 	}
 	positive("workers", c.Workers > 0)
 	positive("max-attempts", c.MaxAttempts > 0)
+	positive("max-inflight-bytes", c.MaxInflightBytes > 0)
 	positive("retry-base", c.RetryBase > 0)
 	positive("retry-max", c.RetryMax > 0)
 	positive("max-snooze-age", c.MaxSnoozeAge > 0)
