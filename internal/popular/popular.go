@@ -45,7 +45,9 @@ type List struct {
 
 // Package is one ranked package.
 type Package struct {
-	Name  string  `json:"name"`
+	// Name is the package's name.
+	Name string `json:"name"`
+	// Score is what List.Score says, higher for more used.
 	Score float64 `json:"score"`
 }
 

@@ -77,7 +77,9 @@ func (o SearchOptions) withDefaults() SearchOptions {
 // slash, from npm's configuration) and the Authorization header npm would
 // send to a URL ("" for none).
 type Registry struct {
-	URL  string
+	// URL is the registry's base URL, ending in a slash.
+	URL string
+	// Auth returns the Authorization header for a URL, "" for none.
 	Auth func(url string) string
 }
 

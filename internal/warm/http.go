@@ -61,13 +61,18 @@ type PostBody struct {
 // content, with the project's package.json when the format needs it to
 // tell direct dependencies (npm v1, yarn).
 type PostLockfile struct {
-	Name        string `json:"name"`
-	Content     string `json:"content"`
+	// Name is the file's name: package-lock.json, npm-shrinkwrap.json,
+	// pnpm-lock.yaml, yarn.lock, bun.lock or package.json.
+	Name string `json:"name"`
+	// Content is the file's text.
+	Content string `json:"content"`
+	// PackageJSON is the project's package.json, optional.
 	PackageJSON string `json:"packageJson,omitempty"`
 }
 
 // PostResponse answers POST /v1/warm.
 type PostResponse struct {
+	// ID identifies the request.
 	ID string `json:"id"`
 	// Status is the path to poll for progress.
 	Status string `json:"status"`

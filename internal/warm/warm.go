@@ -57,9 +57,12 @@ const JobKind = "warm"
 // queued or running, or has completed and not yet been cleaned out,
 // another is not inserted; its requests share the one job.
 type Args struct {
-	Name    string `json:"name" river:"unique"`
+	// Name is the registry package.
+	Name string `json:"name" river:"unique"`
+	// Version is the exact version, or "" to resolve Spec.
 	Version string `json:"version,omitempty" river:"unique"`
-	Spec    string `json:"spec,omitempty" river:"unique"`
+	// Spec is a range or dist-tag, when Version is "".
+	Spec string `json:"spec,omitempty" river:"unique"`
 	// Reformat, when not 0, re-ingests the stored Version if it was
 	// stored under an ingest format older than Reformat (indexer reindex).
 	Reformat int `json:"reformat,omitempty" river:"unique"`
@@ -93,9 +96,12 @@ func insertOpts(a Args, cfg Config) *river.InsertOpts {
 // Outcome is what a finished warm job records as its River output, and
 // what it settles its requests' items with.
 type Outcome struct {
-	State   State  `json:"state"`
+	// State is Done, Present or Failed.
+	State State `json:"state"`
+	// Version is the exact version warmed (resolved, for a spec).
 	Version string `json:"version,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	// Reason says why it failed.
+	Reason string `json:"reason,omitempty"`
 	// Bytes is the version's unpacked size.
 	Bytes int64 `json:"bytes,omitempty"`
 	// Timing splits the job's time, for the benchmark.
@@ -123,20 +129,29 @@ type Want struct {
 
 // Item is one package of a request and what became of it.
 type Item struct {
+	// Name is the registry package.
 	Name string `json:"name"`
+	// Spec is what was asked: a version, range or tag (for a skipped
+	// dependency, where it comes from).
 	Spec string `json:"spec"`
 	// Version is the exact version, once known.
 	Version string `json:"version,omitempty"`
-	State   State  `json:"state"`
-	Reason  string `json:"reason,omitempty"`
+	// State is the item's fate so far.
+	State State `json:"state"`
+	// Reason says why it was skipped or failed.
+	Reason string `json:"reason,omitempty"`
 	// Bytes is the version's unpacked size, once stored.
 	Bytes int64 `json:"bytes,omitempty"`
 }
 
 // Progress is the state of one request.
 type Progress struct {
-	ID        string    `json:"id"`
-	Source    string    `json:"source"`
+	// ID is the request's id.
+	ID string `json:"id"`
+	// Source says who asked and for what ("indexer warm --lockfile
+	// package-lock.json (package-lock@3)", "POST /v1/warm: 3 specs").
+	Source string `json:"source"`
+	// CreatedAt is when the request was submitted.
 	CreatedAt time.Time `json:"createdAt"`
 	// Counts per state; Total is their sum.
 	Total   int `json:"total"`
@@ -148,8 +163,10 @@ type Progress struct {
 	// Bytes is the unpacked size of the items done or present.
 	Bytes int64 `json:"bytes"`
 	// Finished is true when no item is pending.
-	Finished bool   `json:"finished"`
-	Items    []Item `json:"items"`
+	Finished bool `json:"finished"`
+	// Items are the packages in the order the request listed them (nil in
+	// the counts-only reports of Wait).
+	Items []Item `json:"items"`
 }
 
 func (p *Progress) count(it Item) {
