@@ -6,12 +6,16 @@
 //
 // It exists so failure tests use the real server, never a mock, and need
 // no sleeps: each mode change takes effect before the call returns.
+// Beside the modes, SetLatency makes the server slow and KillAfter cuts
+// it after a given amount of traffic, so a test can fail a transfer in
+// its middle without timing it.
 package faultproxy
 
 import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Mode is what the proxy does with traffic.
@@ -55,6 +59,17 @@ type Proxy struct {
 	wg      sync.WaitGroup
 
 	forwarded, swallowed atomic.Int64
+	latency              atomic.Int64 // time.Duration added to each chunk
+	killAt               atomic.Int64 // Forwarded count that triggers Kill; 0: none
+
+	marksMu sync.Mutex
+	marks   []mark // channels to close at Forwarded counts (After)
+}
+
+// mark is one After: ch is closed once Forwarded reaches at.
+type mark struct {
+	at int64
+	ch chan struct{}
 }
 
 // Stats count traffic since New, so a test can tell that its client
@@ -167,6 +182,49 @@ func (p *Proxy) Close() error {
 	p.mu.Unlock()
 	p.wg.Wait()
 	return nil
+}
+
+// SetLatency delays every chunk of bytes passed on, either way, by d (0
+// removes the delay), as a slow or distant server does. It applies at once,
+// to open connections too.
+func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
+
+// KillAfter arms the proxy to Kill itself once n more bytes have been
+// forwarded (counted as Stats.Forwarded, both ways), so a test can cut a
+// transfer in its middle: a connection reset mid-ingest. n <= 0 disarms.
+// The chunk that crosses the mark is delivered; Resume listens again.
+func (p *Proxy) KillAfter(n int64) {
+	if n <= 0 {
+		p.killAt.Store(0)
+		return
+	}
+	p.killAt.Store(p.forwarded.Load() + n)
+}
+
+// After returns a channel closed once n more bytes have been forwarded,
+// so a test can act (kill a process, say) in the middle of a transfer
+// without timing it.
+func (p *Proxy) After(n int64) <-chan struct{} {
+	ch := make(chan struct{})
+	p.marksMu.Lock()
+	p.marks = append(p.marks, mark{at: p.forwarded.Load() + n, ch: ch})
+	p.marksMu.Unlock()
+	return ch
+}
+
+// reached closes the After channels whose mark total has passed.
+func (p *Proxy) reached(total int64) {
+	p.marksMu.Lock()
+	defer p.marksMu.Unlock()
+	kept := p.marks[:0]
+	for _, m := range p.marks {
+		if total >= m.at {
+			close(m.ch)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	p.marks = kept
 }
 
 // endBlackhole releases connections stalled by a blackhole. p.mu held.
@@ -287,10 +345,18 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			if !p.gate() {
 				return
 			}
+			if d := time.Duration(p.latency.Load()); d > 0 {
+				time.Sleep(d)
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			p.forwarded.Add(int64(n))
+			total := p.forwarded.Add(int64(n))
+			p.reached(total)
+			if k := p.killAt.Load(); k > 0 && total >= k && p.killAt.CompareAndSwap(k, 0) {
+				p.Kill()
+				return
+			}
 		}
 		if err != nil {
 			return // EOF or a cut connection: serve closes both ends

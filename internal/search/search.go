@@ -81,7 +81,15 @@ type Searcher struct {
 	bg       sync.WaitGroup // builds started by Later
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+	// loads counts the detached loads acquire runs (they outlive their
+	// callers, so bg does not cover them); closed, under mu, stops new
+	// ones, so Close can wait for them before the store is closed.
+	loads  sync.WaitGroup
+	closed bool
 }
+
+// errClosed answers a search or build asked of a closed Searcher.
+var errClosed = errors.New("search: closed")
 
 // entry is an open index with a reference count, so an index evicted from
 // the LRU is closed only once the searches using it are done.
@@ -157,11 +165,16 @@ func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stat
 	return e.ix.Stats(), nil
 }
 
-// Close closes every open index not in use; those in use close when their
-// searches end.
+// Close cancels and waits for the builds and loads in flight (they use the
+// store, which the caller closes next), then closes every open index not
+// in use; those in use close when their searches end.
 func (s *Searcher) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.bgCancel()
 	s.bg.Wait()
+	s.loads.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
@@ -187,8 +200,16 @@ func (s *Searcher) acquire(ctx context.Context, name, version string) (*entry, e
 		}
 		// One load per version however many callers; it runs detached so
 		// one caller giving up does not fail the others.
+		// Close cancels it and waits for it.
 		ch := s.group.DoChan(k, func() (any, error) {
-			ix, err := s.load(context.WithoutCancel(ctx), name, version)
+			if !s.startLoad() {
+				return nil, errClosed
+			}
+			defer s.loads.Done()
+			lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+			defer stop()
+			defer context.AfterFunc(s.bgCtx, stop)()
+			ix, err := s.load(lctx, name, version)
 			if err != nil {
 				return nil, err
 			}
@@ -208,6 +229,17 @@ func (s *Searcher) acquire(ctx context.Context, name, version string) (*entry, e
 	}
 }
 
+// startLoad counts a load in, unless the Searcher is closed.
+func (s *Searcher) startLoad() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.loads.Add(1)
+	return true
+}
+
 func (s *Searcher) lookup(k string) *entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -223,7 +255,7 @@ func (s *Searcher) lookup(k string) *entry {
 func (s *Searcher) insert(k string, ix *index.Index) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.open[k]; old != nil { // cannot happen under singleflight; be safe
+	if old := s.open[k]; old != nil || s.closed { // the first cannot happen under singleflight; be safe
 		_ = ix.Close()
 		return
 	}

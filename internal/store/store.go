@@ -32,6 +32,12 @@ var (
 	// stored with PutBlobs. It is an ingest bug, not a missing version, so
 	// it deliberately does not match ErrNotFound.
 	ErrMissingBlob = errors.New("file body not stored")
+	// ErrUnavailable: the database could not be reached (refused, reset
+	// or closed connection, a server shutting down) or did not answer
+	// within the store's own timeout. Nothing is wrong with the request;
+	// retrying later may succeed, so callers answer 503 with Retry-After,
+	// never 404 or 500.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Hash is a sha256 digest of a file body.

@@ -49,8 +49,22 @@ type Config struct {
 	// entry (tarball URL, integrity, shasum) measured about 510 bytes, so
 	// the default costs about 50 MB when full.
 	MaxCachedVersions int
-	// Clock tells the time for cache expiry and Retry-After dates; tests
-	// inject a fake one.
+	// BreakerFailures is how many consecutive failures of one registry
+	// host (no answer in time, a refused or cut connection, a 429; not a
+	// 5xx, which answers at once and is often one package's) open its
+	// circuit breaker: for BreakerCooldown every request to that host fails at
+	// once with an *UnavailableError (ErrCircuitOpen, RetryAfter the time
+	// left) instead of waiting on RequestTimeout or TarballTimeout; then
+	// one probe request goes through, and its success closes the breaker.
+	// 5 lets a few unlucky requests through without tripping; a host
+	// that is really down costs 5 timeouts, then nothing. Negative turns
+	// the breaker off.
+	BreakerFailures int
+	// BreakerCooldown is how long an open breaker refuses requests. 30s
+	// is the Retry-After callers get for an outage anyway.
+	BreakerCooldown time.Duration
+	// Clock tells the time for cache expiry, Retry-After dates and breaker
+	// cooldowns; tests inject a fake one.
 	Clock func() time.Time
 }
 
@@ -65,11 +79,14 @@ func DefaultConfig() Config {
 		UserAgent:               "pkgscope",
 		MaxCachedPackumentBytes: 256 << 20,
 		MaxCachedVersions:       100_000,
+		BreakerFailures:         5,
+		BreakerCooldown:         30 * time.Second,
 		Clock:                   time.Now,
 	}
 }
 
-// withDefaults fills zero (or negative) fields from DefaultConfig.
+// withDefaults fills zero (or negative) fields from DefaultConfig, except
+// BreakerFailures, which only zero takes from it (negative is "off").
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	if c.PackumentTTL <= 0 {
@@ -96,6 +113,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxCachedVersions <= 0 {
 		c.MaxCachedVersions = d.MaxCachedVersions
 	}
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = d.BreakerFailures
+	}
+	if c.BreakerCooldown <= 0 {
+		c.BreakerCooldown = d.BreakerCooldown
+	}
 	if c.Clock == nil {
 		c.Clock = d.Clock
 	}
@@ -110,6 +133,8 @@ type Client struct {
 	hc    *http.Client
 	hosts hostSet // AllowedTarballHosts, canonical
 	group singleflight.Group
+	// breakers stop requests to a host that keeps failing (breaker.go).
+	breakers *breakers
 
 	mu         sync.Mutex
 	packuments *lru[string, cachedPackument]
@@ -138,6 +163,7 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 		hosts:      newHostSet(cfg.AllowedTarballHosts),
 		packuments: newLRU[string, cachedPackument](cfg.MaxCachedPackumentBytes),
 		versions:   newLRU[versionKey, PackumentVersion](int64(cfg.MaxCachedVersions)),
+		breakers:   newBreakers(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.Clock),
 	}
 	if hc == nil {
 		hc = &http.Client{}
@@ -155,7 +181,8 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 // Errors: ErrInvalidName for a name npm cannot have; ErrNotFound (wrapped)
 // only when the registry answers 404; ErrTooLarge over MaxPackumentBytes;
 // the caller's ctx.Err() (wrapped) when ctx ends first; otherwise an
-// *UnavailableError. Failures are never cached.
+// *UnavailableError (wrapping ErrCircuitOpen, without a request, while
+// the registry host's breaker is open). Failures are never cached.
 //
 // Concurrent calls for one name share one request, which runs detached
 // from any caller's cancellation (with RequestTimeout), so one caller
@@ -217,7 +244,7 @@ func (c *Client) fresh(name string) *Packument {
 // extra fields are ignored.
 const packumentAccept = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
 
-func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (*Packument, error) {
+func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *Packument, err error) {
 	what := "packument " + name
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
@@ -227,6 +254,11 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (*Pac
 	if err != nil {
 		return nil, &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
 	}
+	done, err := c.breakers.allow(breakerKey(req.URL), what)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { done(err) }()
 	req.Header.Set("Accept", packumentAccept)
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	if auth := c.npm.AuthHeader(u); auth != "" {
@@ -243,9 +275,9 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (*Pac
 	if resp.ContentLength > c.cfg.MaxPackumentBytes {
 		return nil, fmt.Errorf("%s: %d bytes (Config.MaxPackumentBytes %d): %w", what, resp.ContentLength, c.cfg.MaxPackumentBytes, ErrTooLarge)
 	}
-	var p Packument
+	p = new(Packument)
 	body := &limitedReader{r: resp.Body, n: c.cfg.MaxPackumentBytes}
-	if err := json.NewDecoder(body).Decode(&p); err != nil {
+	if err := json.NewDecoder(body).Decode(p); err != nil {
 		if body.exceeded {
 			return nil, fmt.Errorf("%s: over %d bytes (Config.MaxPackumentBytes): %w", what, c.cfg.MaxPackumentBytes, ErrTooLarge)
 		}
@@ -267,11 +299,11 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (*Pac
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.packuments.put(name, cachedPackument{p: &p, fetched: c.cfg.Clock()}, body.read)
+	c.packuments.put(name, cachedPackument{p: p, fetched: c.cfg.Clock()}, body.read)
 	for v, pv := range p.Versions {
 		c.versions.put(versionKey{name, v}, pv, 1)
 	}
-	return &p, nil
+	return p, nil
 }
 
 // limitedReader reads at most n bytes and then fails with ErrTooLarge, so

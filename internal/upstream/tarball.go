@@ -21,9 +21,10 @@ import (
 // over MaxTarballBytes; ErrIntegrity (wrapped) on a mismatch or when
 // neither integrity nor shasum is given; ErrNotFound (wrapped) on a 404;
 // the caller's ctx.Err() when ctx ends first; otherwise an
-// *UnavailableError. The auth header is sent only when the URL is under
-// the package's registry URL.
-func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) ([]byte, error) {
+// *UnavailableError (wrapping ErrCircuitOpen, without a request, while the
+// tarball host's breaker is open). The auth header is sent only when the
+// URL is under the package's registry URL.
+func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (data []byte, err error) {
 	what := "tarball " + name + "@" + v.Version
 	if _, err := escapeName(name); err != nil {
 		return nil, err
@@ -46,6 +47,11 @@ func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (
 			req.Header.Set("Authorization", auth)
 		}
 	}
+	done, err := c.breakers.allow(breakerKey(u), what)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { done(err) }()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, transportError(ctx, what, err)
@@ -59,7 +65,7 @@ func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (
 		return nil, tooLarge
 	}
 	body := &limitedReader{r: resp.Body, n: c.cfg.MaxTarballBytes}
-	data, err := io.ReadAll(body)
+	data, err = io.ReadAll(body)
 	if body.exceeded {
 		return nil, tooLarge
 	}

@@ -12,6 +12,8 @@ import (
 // PutIndex implements store.IndexStore. The chunks are checked in the
 // same transaction as the upsert, so a record never names a missing blob.
 func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.IndexRecord) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
 	chunks := store.JoinHashes(rec.Chunks)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var id int64
@@ -41,13 +43,15 @@ func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.In
 		return interpretError(err)
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: put index of %s@%s: %w", name, version, err)
+		return fmt.Errorf("postgres: put index of %s@%s: %w", name, version, interpretError(err))
 	}
 	return nil
 }
 
 // Index implements store.IndexStore.
 func (s *Store) Index(ctx context.Context, name, version string, format int) (store.IndexRecord, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
 	rec := store.IndexRecord{Format: format}
 	var chunks []byte
 	var stats string

@@ -22,6 +22,8 @@ import (
 // ingests inserting overlapping sets in different orders could each hold
 // a key the other waits for and deadlock.
 func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
 	if len(blobs) == 0 {
 		return nil
 	}
@@ -124,6 +126,8 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 	if err := v.Validate(); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, `
@@ -158,7 +162,7 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("postgres: commit %s@%s: %w", v.Name, v.Version, err)
+		return fmt.Errorf("postgres: commit %s@%s: %w", v.Name, v.Version, interpretError(err))
 	}
 	return nil
 }
@@ -168,6 +172,8 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 // to finish before deciding, so it can never hide a version that commit
 // made ready.
 func (s *Store) MarkFailed(ctx context.Context, name, version, reason string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
 	_, err := s.pool.Exec(ctx, `
 		INSERT INTO versions (name, version, state, reason)
 		VALUES ($1, $2, 'failed', $3)

@@ -1,0 +1,106 @@
+package reliability
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// fullRedis starts a Redis server of the test's own (the shared one must
+// not be filled) with maxmemory 2 MiB and no eviction, and fills it until
+// writes fail with OOM, as a Redis at its memory limit does. Killed and
+// blackholed Redis are test/topology's.
+func fullRedis(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--maxmemory", "2mb", "--maxmemory-policy", "noeviction", "--logfile", "")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting redis-server (installed with the Redis the tests use): %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				ready <- true
+				break
+			}
+		}
+		close(ready)
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("redis-server exited before it was ready")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("redis-server not ready within 30s")
+	}
+	addr := "127.0.0.1:" + port
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	filler := strings.Repeat("x", 64<<10)
+	for i := 0; ; i++ {
+		err := rdb.Set(ctx, "filler:"+strconv.Itoa(i), filler, 0).Err()
+		if err != nil && strings.Contains(err.Error(), "OOM") {
+			return addr
+		}
+		if err != nil {
+			t.Fatalf("filling Redis: %v", err)
+		}
+		if i == 1000 {
+			t.Fatal("64 MiB written and Redis is not full: maxmemory not applied")
+		}
+	}
+}
+
+// TestRedisFull: with Redis at its memory limit (every write refused with
+// OOM), cold and warm requests are answered right (from the store when
+// Redis has nothing), the cache counts the refused writes, and the mirror
+// stays up.
+func TestRedisFull(t *testing.T) {
+	addr := fullRedis(t)
+	m := newMirror(t, func(c *config.Config) {
+		c.RedisURL, c.RedisPrefix = "redis://"+addr+"/0", "full:"
+		c.CacheLocalBytes = 0 // every read goes through Redis
+	})
+	files := map[string]string{"package.json": `{"name":"p"}`, "a.js": "a\n", "b.js": "b\n"}
+	m.reg.Publish("p", "1.0.0", tb.Package(t, files))
+	for i := range 10 {
+		for _, f := range []string{"a.js", "b.js"} {
+			if a := m.get("/v1/npm/p@1.0.0/" + f); a.status != 200 || string(a.body) != files[f] {
+				t.Fatalf("read %d of %s with Redis full: %v", i, f, a)
+			}
+		}
+	}
+	// Writes are refused (OOM); a few small ones may still fit as Redis
+	// frees memory around its limit, so hits are possible, errors certain.
+	if s := m.app.Cache.Stats(); s.Redis.Errors == 0 {
+		t.Errorf("cache stats %+v: want the refused writes counted as Redis errors", s)
+	}
+	whole(t, m.app.Store, "p", "1.0.0")
+}
