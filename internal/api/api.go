@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,8 +25,10 @@ import (
 
 // Options configure the HTTP layer.
 type Options struct {
-	// MaxBodyBytes caps a request body (413 beyond it).
+	// MaxBodyBytes caps a request body (413 beyond it), except on the
+	// OwnBodyLimit routes (route patterns), which set their own.
 	MaxBodyBytes int64
+	OwnBodyLimit []string
 	Logger       *slog.Logger
 	// Middleware runs, in order, after request ids, logging and the body
 	// limit, before every route (auth, then rate limits). A middleware
@@ -69,7 +72,11 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 			return nil
 		},
 	}))
-	e.Use(middleware.BodyLimit(strconv.FormatInt(opt.MaxBodyBytes, 10) + "B"))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+		Limit: strconv.FormatInt(opt.MaxBodyBytes, 10) + "B",
+		// Routes that carry larger bodies apply their own limit.
+		Skipper: func(c echo.Context) bool { return slices.Contains(opt.OwnBodyLimit, c.Path()) },
+	}))
 	e.Use(opt.Middleware...)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })

@@ -11,10 +11,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"time"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/pkgscope/pkgscope/internal/api"
 	"github.com/pkgscope/pkgscope/internal/auth"
@@ -22,8 +22,8 @@ import (
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
-	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/metrics"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
@@ -33,9 +33,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/resolve"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
-	"github.com/pkgscope/pkgscope/internal/store/postgres"
-	"github.com/pkgscope/pkgscope/internal/store/sqlite"
-	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
@@ -54,11 +52,18 @@ type App struct {
 	RateLimit *ratelimit.Limiter
 	// Metrics is the Prometheus registry and its recorders; Tokens the
 	// accepted bearer tokens (empty: the API is open).
-	Metrics  *metrics.Metrics
-	Tokens   *auth.Set
-	redis    *redisconn.Conn
-	searcher *search.Searcher
-	handler  http.Handler
+	Metrics *metrics.Metrics
+	Tokens  *auth.Set
+	// Warm is the durable warm-job queue: POST /v1/warm submits to it and
+	// a miss the registry could not serve leaves a job in it. Its workers
+	// run in this process with the embedded store (or with
+	// --warm-in-process); with Postgres, `indexer worker` runs them.
+	Warm        *warm.Queue
+	warmStarted bool
+	core        *Core
+	redis       *redisconn.Conn
+	searcher    *search.Searcher
+	handler     http.Handler
 }
 
 // New wires a mirror. getenv is os.Getenv outside tests; it feeds npm's
@@ -69,67 +74,51 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		return nil, err
 	}
 	m := metrics.New()
-	st, err := openStore(ctx, cfg)
+	core, err := OpenCore(ctx, cfg, log, getenv, CoreOptions{
+		UserAgent: "pkgscope", RegistryTransport: m.Transport("registry", nil), ObserveIndex: m.ObserveIndexBuild,
+	})
 	if err != nil {
 		return nil, err
 	}
-	npm, err := npmrc.Load(cfg.ProjectDir, getenv)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("reading npm configuration: %w", err)
-	}
-	reg := upstream.New(npm, upstream.Config{
-		PackumentTTL:        cfg.PackumentTTL,
-		RequestTimeout:      cfg.UpstreamTimeout,
-		TarballTimeout:      cfg.TarballTimeout,
-		MaxPackumentBytes:   upstream.DefaultConfig().MaxPackumentBytes,
-		MaxTarballBytes:     cfg.MaxTarballBytes,
-		AllowedTarballHosts: cfg.AllowedTarballHosts,
-		UserAgent:           "pkgscope",
-	}, &http.Client{Transport: m.Transport("registry", nil)})
-	lim := ingest.DefaultLimits()
-	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
-	a := &App{Store: st, Metrics: m, Tokens: tokens}
-	fillOpt := fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log}
+	st, reg, npm, searcher := core.Store, core.Registry, core.NPM, core.Searcher
+	a := &App{Store: st, Metrics: m, Tokens: tokens, core: core, Lock: core.Lock, redis: core.Redis, searcher: searcher}
+	fillOpt := core.FillOptions(cfg, log)
 	// Metrics first, so refusals are recorded; auth before rate limits,
 	// so these may key callers by verified token.
 	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, auth.Options{})}
-	if cfg.RedisURL != "" {
-		// Optional and degradable: Open does not connect, and every use
-		// falls back to the store when Redis does not answer in time.
-		a.redis, err = redisconn.Open(redisconn.Options{
-			URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log,
-			DialTimeout: cfg.RedisDialTimeout, Timeout: cfg.RedisTimeout, Cooldown: cfg.RedisCooldown,
-		})
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		a.Lock = redislock.New(a.redis, redislock.Options{TTL: cfg.LockTTL(), PollMin: 50 * time.Millisecond, PollMax: time.Second})
-		fillOpt.Lock = a.Lock
-		// Callers are keyed by token only when auth, placed before this
-		// middleware, has verified it; else by client IP.
-		if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst, KeyByToken: tokens.Len() > 0}); a.RateLimit != nil {
-			mw = append(mw, a.RateLimit.Middleware())
-			m.WatchRateLimit(a.RateLimit.Stats)
-		}
+	// Callers are keyed by token only when auth, placed before this
+	// middleware, has verified it; else by client IP.
+	if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst, KeyByToken: tokens.Len() > 0}); a.RateLimit != nil {
+		mw = append(mw, a.RateLimit.Middleware())
+		m.WatchRateLimit(a.RateLimit.Stats)
 	}
 	a.Cache = cache.New(a.redis, cache.Options{
 		LocalBytes: cfg.CacheLocalBytes, MaxBodyBytes: cfg.CacheMaxBodyBytes, MaxListBytes: cfg.CacheMaxListBytes,
 		ResolveTTL: cfg.CacheResolveTTL, RedisTTL: cfg.CacheRedisTTL,
 	})
 	m.WatchCache(a.Cache.Stats)
-	searcher, err := newSearcher(st, cfg, log, m)
-	if err != nil {
-		if a.redis != nil {
-			a.redis.Close()
-		}
-		st.Close()
+	fillOpt.Index = searcher.Later(cfg.FillTimeout)
+	var filler fill.Filler = m.Filler(fill.New(st, reg, fillOpt))
+	// Warm jobs share the miss path but wait for the index, so a warmed
+	// version is greppable when its job ends.
+	warmFill := fillOpt
+	warmFill.Index = searcher
+	if a.Warm, err = warm.Open(ctx, st, warm.Deps{
+		Fill: fill.New(st, reg, warmFill), Resolve: resolve.New(reg, st), Index: searcher, Logger: log,
+	}, warm.DefaultConfig()); err != nil {
+		a.Close()
 		return nil, err
 	}
-	a.searcher = searcher
-	fillOpt.Index = searcher.Later(cfg.FillTimeout)
-	filler := m.Filler(fill.New(st, reg, fillOpt))
+	if cfg.DatabaseURL == "" || cfg.WarmInProcess {
+		if err := a.Warm.Start(context.WithoutCancel(ctx)); err != nil {
+			a.Close()
+			return nil, err
+		}
+		a.warmStarted = true
+	}
+	// A miss the registry could not serve now leaves a durable job, so
+	// the version arrives when the registry recovers.
+	filler = warm.OnMiss(filler, a.Warm, log)
 	// The miss path (filler) reads the store itself; serving reads go
 	// through the cache.
 	svc := explore.New(a.Cache.Reader(st), a.Cache.Resolver(resolve.New(reg, st)), filler, searcher, explore.Limits{
@@ -154,7 +143,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	a.Service = svc
 	a.WebDocs = newWebDocs(svc, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
-	e := api.New(svc, st, api.Options{MaxBodyBytes: cfg.MaxBodyBytes, Logger: log, Middleware: mw, Packuments: reg, WebDocs: a.WebDocs})
+	e := api.New(svc, st, api.Options{
+		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm"},
+		Logger: log, Middleware: mw, Packuments: reg, WebDocs: a.WebDocs,
+	})
+	warm.NewHandlers(a.Warm, lockfile.DefaultLimits()).Register(e,
+		middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10)+"B"))
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is
 		// served only there (serveSide).
@@ -162,23 +156,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	a.handler = e
 	return a, nil
-}
-
-func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, m *metrics.Metrics) (*search.Searcher, error) {
-	opt := search.DefaultOptions(cfg.IndexDir)
-	if opt.Dir == "" {
-		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
-	}
-	opt.MaxOpen, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, log, m.ObserveIndexBuild
-	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
-	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
-	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
-	opt.Search.MaxLineWindow, opt.Search.Timeout = cfg.GrepLineWindow, cfg.GrepTimeout
-	s, err := search.New(st, opt)
-	if err != nil {
-		return nil, fmt.Errorf("setting up grep: %w", err)
-	}
-	return s, nil
 }
 
 // newFallback builds the jsDelivr fallback. Its grep searches with the
@@ -203,35 +180,20 @@ func newFallback(cfg config.Config, npm *npmrc.Config, hc *http.Client) (*jsdeli
 	return jsdelivr.NewFallback(c, opt), nil
 }
 
-func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
-	if cfg.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("opening the Postgres store: %w", err)
-		}
-		return st, nil
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data-dir: %w", err)
-	}
-	st, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("opening the embedded store in %s: %w", cfg.DataDir, err)
-	}
-	return st, nil
-}
-
 // Handler serves the HTTP API.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// Close releases the store and the Redis connection.
+// Close stops the warm queue, then releases the searcher, Redis and the
+// store (Core.Close).
 func (a *App) Close() error {
-	serr := a.searcher.Close() // waits for background index builds, which use the store
-	var rerr error
-	if a.redis != nil {
-		rerr = a.redis.Close()
+	var errs []error
+	if a.Warm != nil {
+		if a.warmStarted {
+			errs = append(errs, a.Warm.Stop(context.Background()))
+		}
+		errs = append(errs, a.Warm.Close())
 	}
-	return errors.Join(serr, a.Store.Close(), rerr)
+	return errors.Join(append(errs, a.core.Close())...)
 }
 
 // Serve runs the mirror until ctx is done, then shuts down gracefully,

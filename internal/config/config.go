@@ -26,8 +26,14 @@ type Config struct {
 	// ProjectDir is where npm's project .npmrc is looked for.
 	ProjectDir string
 
-	// MaxBodyBytes caps a request body.
-	MaxBodyBytes int64
+	// MaxBodyBytes caps a request body; MaxWarmBodyBytes the body of
+	// POST /v1/warm, which carries a lockfile (a large monorepo's runs to
+	// tens of MB).
+	MaxBodyBytes, MaxWarmBodyBytes int64
+	// WarmInProcess runs warm jobs in the mirror process. It is always so
+	// with the embedded store (there is no separate worker on a laptop);
+	// with Postgres, `indexer worker` processes run them unless this is set.
+	WarmInProcess bool
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound
 	// the HTTP server; WriteTimeout must outlast FillTimeout, since a cold
 	// request waits for its ingest.
@@ -193,6 +199,7 @@ func Default() Config {
 		Addr:                "127.0.0.1:7878",
 		DataDir:             defaultDataDir(),
 		MaxBodyBytes:        1 << 20,
+		MaxWarmBodyBytes:    64 << 20,
 		ReadHeaderTimeout:   10 * time.Second,
 		ReadTimeout:         30 * time.Second,
 		WriteTimeout:        6 * time.Minute,
@@ -296,6 +303,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.str(&c.ProjectDir, "project-dir", "PKGSCOPE_PROJECT_DIR", "where the project .npmrc is read from (default: the working directory)")
 
 	b.bytes(&c.MaxBodyBytes, "max-body-bytes", "PKGSCOPE_MAX_BODY_BYTES", "largest request body")
+	b.bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "PKGSCOPE_MAX_WARM_BODY_BYTES", "largest POST /v1/warm body (a lockfile)")
+	b.boolean(&c.WarmInProcess, "warm-in-process", "PKGSCOPE_WARM_IN_PROCESS", "run warm jobs in this process (always so with the embedded store)")
 	b.dur(&c.ReadHeaderTimeout, "read-header-timeout", "PKGSCOPE_READ_HEADER_TIMEOUT", "time to read request headers")
 	b.dur(&c.ReadTimeout, "read-timeout", "PKGSCOPE_READ_TIMEOUT", "time to read a whole request")
 	b.dur(&c.WriteTimeout, "write-timeout", "PKGSCOPE_WRITE_TIMEOUT", "time to write a response, including a cold fill")
@@ -402,6 +411,7 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("max-body-bytes", c.MaxBodyBytes)
+	positive("max-warm-body-bytes", c.MaxWarmBodyBytes)
 	positive("max-tarball-bytes", c.MaxTarballBytes)
 	positive("max-unpacked-bytes", c.MaxUnpackedBytes)
 	positive("max-files", int64(c.MaxFiles))

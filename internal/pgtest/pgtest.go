@@ -33,9 +33,11 @@ const DefaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 // suite until go test's 10-minute timeout.
 const connectTimeout = 10 * time.Second
 
-// maxSchemaName is Postgres' identifier limit (NAMEDATALEN-1 bytes); longer
-// names are silently truncated, which could make two tests share a schema.
-const maxSchemaName = 63
+// maxSchemaName keeps test schemas usable by the warm queue: River names
+// its notification channels schema.topic, which must fit Postgres' 63-byte
+// identifier limit, so it takes schemas of at most 46 bytes (and a name over
+// 63 would be silently truncated, letting two tests share a schema).
+const maxSchemaName = 46
 
 // ServerURL returns the URL of the test server (EnvURL or DefaultURL).
 func ServerURL() string {

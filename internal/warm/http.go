@@ -43,9 +43,10 @@ func NewHandlers(reqs Requests, lim lockfile.Limits) *Handlers {
 	return &Handlers{reqs: reqs, lim: lim}
 }
 
-// Register mounts the routes on e.
-func (h *Handlers) Register(e *echo.Echo) {
-	e.POST("/v1/warm", h.post)
+// Register mounts the routes on e; mw wraps the POST (its body limit:
+// a lockfile is larger than the API's other bodies).
+func (h *Handlers) Register(e *echo.Echo, mw ...echo.MiddlewareFunc) {
+	e.POST("/v1/warm", h.post, mw...)
 	e.GET("/v1/warm/:id", h.get)
 }
 

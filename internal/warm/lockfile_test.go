@@ -31,8 +31,8 @@ func fixtures(t *testing.T) ([]fixture, []string) {
 	var out []fixture
 	all := map[string]bool{}
 	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			continue
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || filepath.Base(dir) == "fuzz" {
+			continue // testdata/fuzz holds go test's fuzz corpus, not a project
 		}
 		path, err := lockfile.Find(dir)
 		if err != nil {

@@ -1,0 +1,157 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/redislock"
+	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/postgres"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// Core is what the mirror and the indexer both run on: the store, npm's
+// configuration, the registry client, the optional Redis connection and
+// fill lock, and the search indexer. Both binaries build it here, so the
+// miss path they share is configured the same way.
+type Core struct {
+	Store    store.Store
+	NPM      *npmrc.Config
+	Registry *upstream.Client
+	// Redis and Lock are nil without --redis-url.
+	Redis    *redisconn.Conn
+	Lock     *redislock.Locker
+	Searcher *search.Searcher
+}
+
+// CoreOptions are what differs between the two binaries.
+type CoreOptions struct {
+	// UserAgent names the binary to the registry.
+	UserAgent string
+	// MinStoreConns raises the Postgres pool for a process that runs
+	// many warm workers (each holds a connection while it commits).
+	MinStoreConns int32
+	// RegistryTransport carries registry requests (metrics); nil is
+	// http.DefaultTransport.
+	RegistryTransport http.RoundTripper
+	// ObserveIndex, when set, is told how long each index build took.
+	ObserveIndex func(time.Duration, error)
+}
+
+// OpenCore opens everything in Core; Close releases it.
+func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(string) string, opt CoreOptions) (*Core, error) {
+	c := &Core{}
+	var err error
+	if c.Store, err = openStore(ctx, cfg, opt.MinStoreConns); err != nil {
+		return nil, err
+	}
+	if c.NPM, err = npmrc.Load(cfg.ProjectDir, getenv); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("reading npm configuration: %w", err)
+	}
+	c.Registry = upstream.New(c.NPM, upstream.Config{
+		PackumentTTL:        cfg.PackumentTTL,
+		RequestTimeout:      cfg.UpstreamTimeout,
+		TarballTimeout:      cfg.TarballTimeout,
+		MaxPackumentBytes:   upstream.DefaultConfig().MaxPackumentBytes,
+		MaxTarballBytes:     cfg.MaxTarballBytes,
+		AllowedTarballHosts: cfg.AllowedTarballHosts,
+		UserAgent:           opt.UserAgent,
+	}, &http.Client{Transport: opt.RegistryTransport})
+	if cfg.RedisURL != "" {
+		// Optional and degradable: Open does not connect, and every use
+		// falls back to the store when Redis does not answer in time.
+		c.Redis, err = redisconn.Open(redisconn.Options{
+			URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log,
+			DialTimeout: cfg.RedisDialTimeout, Timeout: cfg.RedisTimeout, Cooldown: cfg.RedisCooldown,
+		})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Lock = redislock.New(c.Redis, redislock.Options{TTL: cfg.LockTTL(), PollMin: 50 * time.Millisecond, PollMax: time.Second})
+	}
+	if c.Searcher, err = newSearcher(c.Store, cfg, log, opt.ObserveIndex); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// FillOptions are the miss path's options from cfg: timeout, ingest
+// limits, and the Redis lock when there is one. The caller sets Index.
+func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
+	lim := ingest.DefaultLimits()
+	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
+	opt := fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log}
+	if c.Lock != nil {
+		opt.Lock = c.Lock
+	}
+	return opt
+}
+
+// Close releases the searcher (waiting for its builds, which use the
+// store), Redis and the store.
+func (c *Core) Close() error {
+	var errs []error
+	if c.Searcher != nil {
+		errs = append(errs, c.Searcher.Close())
+	}
+	if c.Redis != nil {
+		errs = append(errs, c.Redis.Close())
+	}
+	if c.Store != nil {
+		errs = append(errs, c.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe func(time.Duration, error)) (*search.Searcher, error) {
+	opt := search.DefaultOptions(cfg.IndexDir)
+	if opt.Dir == "" {
+		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
+	}
+	opt.MaxOpen, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, log, observe
+	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
+	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
+	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
+	opt.Search.MaxLineWindow, opt.Search.Timeout = cfg.GrepLineWindow, cfg.GrepTimeout
+	s, err := search.New(st, opt)
+	if err != nil {
+		return nil, fmt.Errorf("setting up grep: %w", err)
+	}
+	return s, nil
+}
+
+// openStore opens the store cfg names: Postgres with a database URL, else
+// the embedded SQLite store under data-dir.
+func openStore(ctx context.Context, cfg config.Config, minConns int32) (store.Store, error) {
+	if cfg.DatabaseURL != "" {
+		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: max(postgres.DefaultOptions().MaxConns, minConns)})
+		if err != nil {
+			return nil, fmt.Errorf("opening the Postgres store: %w", err)
+		}
+		return st, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data-dir: %w", err)
+	}
+	st, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("opening the embedded store in %s: %w", cfg.DataDir, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// TestWarmOverHTTP: POST /v1/warm on a mirror with the embedded store
+// runs the jobs in the mirror itself; when the request is finished, each
+// version is stored and indexed, and GET /v1/warm/{id} says so.
+func TestWarmOverHTTP(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "export const a = 1;\n"}))
+	m.reg.Publish("@s/b", "2.1.0", tarballtest.Package(t, map[string]string{"index.js": "export const b = 2;\n"}))
+
+	// A lockfile larger than max-body-bytes (1 MiB) is accepted: /v1/warm
+	// has its own limit.
+	pad := strings.Repeat(" ", 1<<20)
+	lock := `{"name":"app","lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":{"a":"^1.0.0","@s/b":"2.1.0"}},` +
+		`"node_modules/a":{"version":"1.0.0"},"node_modules/@s/b":{"version":"2.1.0"}}}` + pad
+	body, _ := json.Marshal(map[string]any{"lockfile": map[string]string{"name": "package-lock.json", "content": lock}})
+	resp, err := http.Post(m.srv.URL+"/v1/warm", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var posted struct{ ID, Status string }
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &posted) != nil || posted.ID == "" {
+		t.Fatalf("POST /v1/warm = %d %s", resp.StatusCode, b)
+	}
+	if _, err := m.app.Warm.Wait(t.Context(), posted.ID, nil); err != nil {
+		t.Fatalf("waiting for the warm request: %v", err)
+	}
+	r, out := m.get(posted.Status)
+	var p struct {
+		Total, Done, Failed int
+		Finished            bool
+	}
+	if r.StatusCode != 200 || json.Unmarshal(out, &p) != nil || !p.Finished || p.Done != 2 || p.Failed != 0 {
+		t.Fatalf("GET %s = %d %s", posted.Status, r.StatusCode, out)
+	}
+	for _, v := range [][2]string{{"a", "1.0.0"}, {"@s/b", "2.1.0"}} {
+		if _, err := m.app.Store.Index(t.Context(), v[0], v[1], index.FormatVersion); err != nil {
+			t.Errorf("%s@%s warmed but not indexed: %v", v[0], v[1], err)
+		}
+	}
+	if n := m.reg.TarballDownloads("a", "1.0.0"); n != 1 {
+		t.Errorf("a@1.0.0 downloaded %d times", n)
+	}
+	// A warmed version answers without the registry.
+	m.reg.Fail("a", http.StatusInternalServerError, "")
+	if status, out := m.explore(`{"action":"grep","packageName":"a","version":"1.0.0","pattern":"const a"}`, nil); status != 200 {
+		t.Errorf("grep after warm with the registry down: %d %s", status, out)
+	}
+	if r, out := m.get(fmt.Sprintf("/v1/warm/%s", "no-such-id")); r.StatusCode != 404 {
+		t.Errorf("unknown warm id: %d %s", r.StatusCode, out)
+	}
+}
