@@ -116,6 +116,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		}
 		a.warmStarted = true
 	}
+	m.WatchQueue(a.Warm.Depth)
 	// A miss the registry could not serve now leaves a durable job, so
 	// the version arrives when the registry recovers.
 	filler = warm.OnMiss(filler, a.Warm, log)

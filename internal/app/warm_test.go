@@ -64,3 +64,26 @@ func TestWarmOverHTTP(t *testing.T) {
 		t.Errorf("unknown warm id: %d %s", r.StatusCode, out)
 	}
 }
+
+// TestQueueDepthMetric: the warm queue's depth is exported, and counts a
+// job that has not finished (held at the registry, so it cannot finish).
+func TestQueueDepthMetric(t *testing.T) {
+	for _, kind := range []storeKind{embedded, pg} {
+		t.Run(string(kind), func(t *testing.T) {
+			m := newMirror(t, kind)
+			release := m.reg.Hold("never-published")
+			defer release() // before the mirror's cleanup stops its workers
+			if err := m.app.Warm.Enqueue(t.Context(), "never-published", "1.0.0"); err != nil {
+				t.Fatal(err)
+			}
+			n, err := m.app.Warm.Depth(t.Context())
+			if err != nil || n != 1 {
+				t.Fatalf("Depth = %d, %v; want 1", n, err)
+			}
+			_, out := m.get("/metrics")
+			if !strings.Contains(string(out), "pkgscope_warm_queue_depth") {
+				t.Errorf("/metrics has no pkgscope_warm_queue_depth")
+			}
+		})
+	}
+}

@@ -291,3 +291,17 @@ func (q *Queue) Fetched() (int, JobTiming) {
 	defer q.mu.Unlock()
 	return q.fetched, q.timing
 }
+
+// Depth counts this queue's jobs not yet finished: available, scheduled,
+// retryable (waiting out a backoff or a snooze) or running. It reads
+// River's job table directly (one indexed count), for the
+// pkgscope_warm_queue_depth gauge.
+func (q *Queue) Depth(ctx context.Context) (int, error) {
+	var n int
+	err := q.db.queryRow(ctx, `SELECT count(*) FROM river_job
+		WHERE queue = ? AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`, q.cfg.Queue).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("warm: count queued jobs: %w", err)
+	}
+	return n, nil
+}
