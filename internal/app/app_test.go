@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -354,5 +355,24 @@ func TestColdStampedeFetchesOnce(t *testing.T) {
 	}
 	if got := m.reg.TarballDownloads("hot", "1.0.0"); got != 1 {
 		t.Errorf("tarball downloaded %d times, want 1", got)
+	}
+}
+
+// TestReadOfNewlineFileIsBounded: reading one line of a file of 32 MiB of
+// newlines costs about the body, not a slice per line (which was 800 MiB).
+func TestReadOfNewlineFileIsBounded(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("nl", "1.0.0", tarballtest.Package(t, map[string]string{"nl.txt": strings.Repeat("\n", 32<<20)}))
+	req := `{"action":"read","packageName":"nl","version":"1.0.0","path":"nl.txt","offset":5,"limit":1}`
+	var r readResult
+	if status, body := m.explore(req, &r); status != 200 || r.TotalLines != 32<<20 || r.Content != "     5\t" {
+		t.Fatalf("%d %s", status, body)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m.explore(req, &r)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4*(32<<20) {
+		t.Errorf("one read allocated %d MiB, want at most 4x the 32 MiB body", got>>20)
 	}
 }

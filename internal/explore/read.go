@@ -83,22 +83,28 @@ func (s *Service) Read(ctx context.Context, r ReadRequest) (*ReadResult, error) 
 		res.StartLine = 0
 		return res, nil
 	}
-	lines := splitLines(body)
-	res.TotalLines = len(lines)
-	if r.Offset > len(lines) && !(r.Offset == 1 && len(lines) == 0) {
-		return nil, &InputError{Field: "offset", Err: fmt.Errorf("offset %d is past the end of the file (%d lines)", r.Offset, len(lines))}
+	// Lines are found by walking the body, never by splitting it: a file of
+	// newlines would otherwise cost a slice header per line (a 256 MiB file,
+	// 6 GiB) for a read of one line.
+	total := countLines(body)
+	res.TotalLines = total
+	if r.Offset > total && !(r.Offset == 1 && total == 0) {
+		return nil, &InputError{Field: "offset", Err: fmt.Errorf("offset %d is past the end of the file (%d lines)", r.Offset, total)}
 	}
+	rest := skipLines(body, r.Offset-1)
 	if r.Column > 0 {
-		if len(lines) == 0 || r.Column > len(lines[r.Offset-1]) {
+		line, _ := nextLine(rest)
+		if total == 0 || r.Column > len(line) {
 			return nil, &InputError{Field: "column", Err: fmt.Errorf("column %d is past the end of line %d", r.Column, r.Offset)}
 		}
-		s.window(res, lines[r.Offset-1], r.Offset, r.Column)
+		s.window(res, line, r.Offset, r.Column)
 		return res, nil
 	}
 	var out bytes.Buffer
 	end := r.Offset - 1
-	for i := r.Offset - 1; i < len(lines) && i < r.Offset-1+r.Limit; i++ {
-		line := lines[i]
+	for i := r.Offset - 1; i < total && i < r.Offset-1+r.Limit; i++ {
+		whole, next := nextLine(rest)
+		line := whole
 		cut := len(line) > s.lim.MaxLineWidth
 		if cut {
 			line = line[:runeStart(line, s.lim.MaxLineWidth)]
@@ -111,14 +117,15 @@ func (s *Service) Read(ctx context.Context, r ReadRequest) (*ReadResult, error) 
 		writeNumbered(&out, i+1, line)
 		if cut {
 			res.LinesCut++
-			fmt.Fprintf(&out, " [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", len(line), len(lines[i]), i+1, len(line)+1)
+			fmt.Fprintf(&out, " [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", len(line), len(whole), i+1, len(line)+1)
 		}
 		out.WriteByte('\n')
 		end = i + 1
+		rest = next
 	}
 	res.Content = string(bytes.TrimSuffix(out.Bytes(), []byte("\n")))
 	res.EndLine = end
-	if end < len(lines) {
+	if end < total {
 		res.Truncated = true
 		if res.TruncatedBy == "" {
 			res.TruncatedBy = "limit"
@@ -169,17 +176,30 @@ func runeStart(b []byte, i int) int {
 	return i
 }
 
-// splitLines splits like cat: on \n, no empty last line for a trailing
-// newline, and none at all for an empty file.
-func splitLines(b []byte) [][]byte {
-	if len(b) == 0 {
-		return nil
+// countLines counts lines like cat: split on \n, no empty last line for a
+// trailing newline, none at all for an empty file.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
 	}
-	lines := bytes.Split(b, []byte{'\n'})
-	if len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
+	return n
+}
+
+// skipLines returns b after its first n lines.
+func skipLines(b []byte, n int) []byte {
+	for ; n > 0 && len(b) > 0; n-- {
+		_, b = nextLine(b)
 	}
-	return lines
+	return b
+}
+
+// nextLine splits b into its first line (without the \n) and the rest.
+func nextLine(b []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], b[i+1:]
+	}
+	return b, nil
 }
 
 // File returns one file's entry and body.
