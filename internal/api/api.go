@@ -160,6 +160,8 @@ func httpCode(status int) string {
 	switch status {
 	case http.StatusNotFound:
 		return "not_found"
+	case http.StatusForbidden:
+		return "forbidden"
 	case http.StatusMethodNotAllowed:
 		return "method_not_allowed"
 	case http.StatusRequestEntityTooLarge:

@@ -86,6 +86,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// Metrics first, so refusals are recorded; auth before rate limits,
 	// so these may key callers by verified token.
 	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, auth.Options{})}
+	if tokens.Len() == 0 {
+		mw = append(mw, api.HostGuard(cfg.AllowedHosts))
+	}
 	// Callers are keyed by token only when auth, placed before this
 	// middleware, has verified it; else by client IP.
 	if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst, KeyByToken: tokens.Len() > 0}); a.RateLimit != nil {

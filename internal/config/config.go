@@ -30,6 +30,9 @@ type Config struct {
 	// POST /v1/warm, which carries a lockfile (a large monorepo's runs to
 	// tens of MB).
 	MaxBodyBytes, MaxWarmBodyBytes int64
+	// AllowedHosts are the Host names (and browser origins) a mirror
+	// without tokens answers besides the loopback names; "*" allows any.
+	AllowedHosts []string
 	// WarmInProcess runs warm jobs in the mirror process. It is always so
 	// with the embedded store (there is no separate worker on a laptop);
 	// with Postgres, `indexer worker` processes run them unless this is set.
@@ -304,6 +307,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 
 	b.bytes(&c.MaxBodyBytes, "max-body-bytes", "PKGSCOPE_MAX_BODY_BYTES", "largest request body")
 	b.bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "PKGSCOPE_MAX_WARM_BODY_BYTES", "largest POST /v1/warm body (a lockfile)")
+	b.list(&c.AllowedHosts, "allowed-hosts", "PKGSCOPE_ALLOWED_HOSTS", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.boolean(&c.WarmInProcess, "warm-in-process", "PKGSCOPE_WARM_IN_PROCESS", "run warm jobs in this process (always so with the embedded store)")
 	b.dur(&c.ReadHeaderTimeout, "read-header-timeout", "PKGSCOPE_READ_HEADER_TIMEOUT", "time to read request headers")
 	b.dur(&c.ReadTimeout, "read-timeout", "PKGSCOPE_READ_TIMEOUT", "time to read a whole request")

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// TestHostGuardWithoutTokens: a mirror without tokens refuses requests
+// naming a foreign Host (DNS rebinding) or coming from a foreign web page
+// (Origin), and answers loopback names, --allowed-hosts and health checks.
+func TestHostGuardWithoutTokens(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.AllowedHosts = []string{"mirror.internal"} })
+	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	body := `{"action":"list","packageName":"a"}`
+	cases := []struct {
+		name, host, origin, path string
+		status                   int
+	}{
+		{"loopback", "", "", "/v1/explore", 200},
+		{"localhost name", "localhost:7878", "", "/v1/explore", 200},
+		{"allowed host", "mirror.internal", "", "/v1/explore", 200},
+		{"same-origin page", "localhost:7878", "http://localhost:7878", "/v1/explore", 200},
+		{"rebound host", "attacker.example", "", "/v1/explore", 403},
+		{"foreign page", "", "https://attacker.example", "/v1/explore", 403},
+		{"foreign page, raw file", "", "https://attacker.example", "/v1/npm/a@1.0.0/a.js", 403},
+		{"health from anywhere", "attacker.example", "", "/healthz", 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			method, rd := http.MethodPost, strings.NewReader(body)
+			if tc.path != "/v1/explore" {
+				method, rd = http.MethodGet, strings.NewReader("")
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), method, m.srv.URL+tc.path, rd)
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("got %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+}
+
+// TestHostGuardOffWithTokens: with tokens, a browser cannot attach the
+// bearer token by itself, so any Host is answered (behind a load balancer).
+func TestHostGuardOffWithTokens(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.Tokens = "t0ken-for-tests" })
+	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, m.srv.URL+"/v1/explore", strings.NewReader(`{"action":"list","packageName":"a"}`))
+	req.Host = "pkgscope.example.internal"
+	req.Header.Set("Authorization", "Bearer t0ken-for-tests")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("got %d, want 200", resp.StatusCode)
+	}
+}
