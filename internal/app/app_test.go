@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
@@ -374,5 +375,37 @@ func TestReadOfNewlineFileIsBounded(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if got := after.TotalAlloc - before.TotalAlloc; got > 4*(32<<20) {
 		t.Errorf("one read allocated %d MiB, want at most 4x the 32 MiB body", got>>20)
+	}
+}
+
+// TestJustPublishedExactVersion: an exact version published after the
+// packument was cached is found at once (a refetch), not after the TTL;
+// and a version that really does not exist is still a 404.
+func TestJustPublishedExactVersion(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.PackumentRefetch = time.Nanosecond })
+	m.reg.Publish("lib", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "1"}))
+	if status, body := m.explore(`{"action":"list","packageName":"lib"}`, nil); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	m.reg.Publish("lib", "1.0.1", tarballtest.Package(t, map[string]string{"a.js": "2"}))
+	var l listResult
+	if status, body := m.explore(`{"action":"list","packageName":"lib","version":"1.0.1"}`, &l); status != 200 || l.Version != "1.0.1" {
+		t.Fatalf("just-published exact version: %d %s", status, body)
+	}
+	if status, body := m.explore(`{"action":"list","packageName":"lib","version":"9.9.9"}`, nil); status != 404 {
+		t.Errorf("unpublished version: %d %s", status, body)
+	}
+}
+
+// TestListedVersionWithMissingTarballIs503: a version the packument lists
+// whose tarball answers 404 (the registry lagging just after a publish) is
+// a 503 to retry, never a 404.
+func TestListedVersionWithMissingTarballIs503(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("lag", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "1"}),
+		fakeregistry.WithTarballURL(m.reg.URL()+"lag/-/not-there-yet-1.0.0.tgz"))
+	status, body := m.explore(`{"action":"list","packageName":"lag","version":"1.0.0"}`, nil)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(body), "upstream_unavailable") {
+		t.Errorf("got %d %s, want 503 upstream_unavailable", status, body)
 	}
 }

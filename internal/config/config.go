@@ -49,6 +49,9 @@ type Config struct {
 	// PackumentTTL is how long resolved dist-tags and version lists are
 	// cached; exact versions are immutable and cached for good.
 	PackumentTTL time.Duration
+	// PackumentRefetch is how often a cached packument is fetched again
+	// early because it lacks an exact version asked for (just published).
+	PackumentRefetch time.Duration
 	// UpstreamTimeout bounds one packument request; TarballTimeout one
 	// tarball download.
 	UpstreamTimeout, TarballTimeout time.Duration
@@ -210,6 +213,7 @@ func Default() Config {
 		ShutdownTimeout:     30 * time.Second,
 		FillTimeout:         5 * time.Minute,
 		PackumentTTL:        5 * time.Minute,
+		PackumentRefetch:    10 * time.Second,
 		UpstreamTimeout:     30 * time.Second,
 		TarballTimeout:      4 * time.Minute,
 		MaxTarballBytes:     256 << 20,
@@ -317,6 +321,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.dur(&c.FillTimeout, "fill-timeout", "PKGSCOPE_FILL_TIMEOUT", "time for one miss: fetch, verify, ingest, commit")
 
 	b.dur(&c.PackumentTTL, "packument-ttl", "PKGSCOPE_PACKUMENT_TTL", "how long dist-tags and version lists are cached")
+	b.dur(&c.PackumentRefetch, "packument-refetch", "PKGSCOPE_PACKUMENT_REFETCH", "how often a cached packument lacking a requested exact version is fetched again early")
 	b.dur(&c.UpstreamTimeout, "upstream-timeout", "PKGSCOPE_UPSTREAM_TIMEOUT", "time for one packument request")
 	b.dur(&c.TarballTimeout, "tarball-timeout", "PKGSCOPE_TARBALL_TIMEOUT", "time for one tarball download")
 	b.bytes(&c.MaxTarballBytes, "max-tarball-bytes", "PKGSCOPE_MAX_TARBALL_BYTES", "largest compressed tarball")

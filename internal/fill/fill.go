@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -50,6 +51,9 @@ func (f FillerFunc) Fill(ctx context.Context, name, version string) error {
 type Registry interface {
 	Packument(ctx context.Context, name string) (*upstream.Packument, error)
 	CachedVersion(name, version string) (upstream.PackumentVersion, bool)
+	// PackumentListing is Packument, fetched again early when the cached
+	// one does not list version (published since it was cached).
+	PackumentListing(ctx context.Context, name, version string) (*upstream.Packument, error)
 	Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error)
 }
 
@@ -153,7 +157,7 @@ type fetch struct {
 func (f *fetch) Fill(ctx context.Context, name, version string) error {
 	pv, ok := f.reg.CachedVersion(name, version)
 	if !ok {
-		p, err := f.reg.Packument(ctx, name)
+		p, err := f.reg.PackumentListing(ctx, name, version)
 		if err != nil {
 			return err
 		}
@@ -181,6 +185,13 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		return err
 	}
 	tgz, err := f.reg.Tarball(ctx, name, pv)
+	if errors.Is(err, upstream.ErrNotFound) {
+		// The packument lists the version, so a 404 for its tarball is the
+		// registry lagging (a version published seconds ago), not a
+		// missing package: a retry will find it.
+		return &upstream.UnavailableError{Status: http.StatusNotFound, RetryAfter: 30 * time.Second,
+			Err: fmt.Errorf("the registry lists %s@%s but its tarball is not there yet", name, version)}
+	}
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,20 @@ func New(reg Packumenter, st store.VersionReader) *Resolver {
 	return &Resolver{reg: reg, store: st}
 }
 
+// listing is the upstream client's PackumentListing.
+type listing interface {
+	PackumentListing(ctx context.Context, name, version string) (*upstream.Packument, error)
+}
+
+// packument reads name's packument; for an exact version, one that lists
+// it if the registry has it, so a version published a minute ago resolves.
+func (r *Resolver) packument(ctx context.Context, name string, spec npmspec.Spec) (*upstream.Packument, error) {
+	if l, ok := r.reg.(listing); ok && spec.Kind == npmspec.Version {
+		return l.PackumentListing(ctx, name, spec.Raw)
+	}
+	return r.reg.Packument(ctx, name)
+}
+
 // Resolve returns the exact version for spec.
 func (r *Resolver) Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error) {
 	if spec.Kind == npmspec.Version {
@@ -44,7 +58,7 @@ func (r *Resolver) Resolve(ctx context.Context, name string, spec npmspec.Spec) 
 			return "", fmt.Errorf("looking up %s@%s in the store: %w", name, spec.Raw, err)
 		}
 	}
-	p, err := r.reg.Packument(ctx, name)
+	p, err := r.packument(ctx, name, spec)
 	if err != nil {
 		return "", err
 	}

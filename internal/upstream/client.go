@@ -20,6 +20,10 @@ type Config struct {
 	// served from memory. Versions themselves are immutable and cached
 	// without expiry (see MaxCachedVersions).
 	PackumentTTL time.Duration
+	// MinRefetchInterval is how often a packument is fetched again, before
+	// its TTL, because it lacks a version a caller asked for by exact
+	// version (see PackumentListing). Default 10 s.
+	MinRefetchInterval time.Duration
 	// RequestTimeout bounds one packument request, body included.
 	RequestTimeout time.Duration
 	// TarballTimeout bounds one whole tarball download.
@@ -72,6 +76,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		PackumentTTL:            5 * time.Minute,
+		MinRefetchInterval:      10 * time.Second,
 		RequestTimeout:          30 * time.Second,
 		TarballTimeout:          5 * time.Minute,
 		MaxPackumentBytes:       64 << 20,
@@ -91,6 +96,9 @@ func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	if c.PackumentTTL <= 0 {
 		c.PackumentTTL = d.PackumentTTL
+	}
+	if c.MinRefetchInterval <= 0 {
+		c.MinRefetchInterval = d.MinRefetchInterval
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = d.RequestTimeout
@@ -188,18 +196,40 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 // from any caller's cancellation (with RequestTimeout), so one caller
 // giving up does not fail the others.
 func (c *Client) Packument(ctx context.Context, name string) (*Packument, error) {
+	return c.packument(ctx, name, c.cfg.PackumentTTL)
+}
+
+// PackumentListing is Packument for a caller that wants an exact version:
+// when the cached packument does not list version (published since it was
+// cached), it is fetched again, at most once per MinRefetchInterval, so a
+// new version is found at once rather than after PackumentTTL. The
+// version may still be missing from the answer: then it does not exist.
+func (c *Client) PackumentListing(ctx context.Context, name, version string) (*Packument, error) {
+	p, err := c.packument(ctx, name, c.cfg.PackumentTTL)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p.Versions[version]; ok {
+		return p, nil
+	}
+	return c.packument(ctx, name, c.cfg.MinRefetchInterval)
+}
+
+// packument returns name's packument from memory when it was fetched less
+// than maxAge ago, else from the registry.
+func (c *Client) packument(ctx context.Context, name string, maxAge time.Duration) (*Packument, error) {
 	escaped, err := escapeName(name)
 	if err != nil {
 		return nil, err
 	}
-	if p := c.fresh(name); p != nil {
+	if p := c.fresh(name, maxAge); p != nil {
 		return p, nil
 	}
 	detached := context.WithoutCancel(ctx)
 	ch := c.group.DoChan(name, func() (any, error) {
 		// A caller that just missed the previous flight finds its result
 		// here instead of asking again.
-		if p := c.fresh(name); p != nil {
+		if p := c.fresh(name, maxAge); p != nil {
 			return p, nil
 		}
 		return c.fetchPackument(detached, name, escaped)
@@ -228,12 +258,12 @@ func (c *Client) CachedVersion(name, version string) (PackumentVersion, bool) {
 	return c.versions.get(versionKey{name, version})
 }
 
-// fresh returns the cached packument of name if it is younger than the TTL.
-func (c *Client) fresh(name string) *Packument {
+// fresh returns the cached packument of name if it is younger than maxAge.
+func (c *Client) fresh(name string, maxAge time.Duration) *Packument {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.packuments.get(name)
-	if !ok || c.cfg.Clock().Sub(e.fetched) >= c.cfg.PackumentTTL {
+	if !ok || c.cfg.Clock().Sub(e.fetched) >= maxAge {
 		return nil
 	}
 	return e.p

@@ -151,6 +151,13 @@ func (r timedRegistry) Packument(ctx context.Context, name string) (*upstream.Pa
 	return p, err
 }
 
+func (r timedRegistry) PackumentListing(ctx context.Context, name, version string) (*upstream.Packument, error) {
+	start := time.Now()
+	p, err := r.Registry.PackumentListing(ctx, name, version)
+	record(ctx, func(t *JobTiming) { t.Metadata += time.Since(start) })
+	return p, err
+}
+
 func (r timedRegistry) Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error) {
 	start := time.Now()
 	b, err := r.Registry.Tarball(ctx, name, v)
