@@ -60,6 +60,9 @@ func Classify(err error) Class {
 		return Class{Status: http.StatusUnprocessableEntity, Code: "package_too_large"}
 	case errors.Is(err, ingest.ErrBadArchive):
 		return Class{Status: http.StatusBadGateway, Code: "upstream_bad_archive"}
+	case errors.Is(err, store.ErrUnavailable):
+		// The database is down or unreachable: retry soon, never 404.
+		return Class{Status: http.StatusServiceUnavailable, Code: "store_unavailable", RetryAfter: 5 * time.Second}
 	case errors.Is(err, store.ErrNotFound):
 		// A version vanished between resolve and read, or a blob is
 		// missing: the store is inconsistent, not the caller wrong.

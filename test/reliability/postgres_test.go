@@ -27,7 +27,7 @@ import (
 // store side is fixed and tested (internal/store/postgres
 // TestDatabaseDownIsUnavailable); the one missing line is reported in
 // docs/RELIABILITY.md. Set this to true when it lands.
-const storeUnavailableIs503 = false
+const storeUnavailableIs503 = true
 
 // pgBound is the client deadline while Postgres is faulty: the store's
 // QueryTimeout (5s by default, postgres.Options) fails a read that meets a
