@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -60,6 +61,7 @@ type App struct {
 	// --warm-in-process); with Postgres, `indexer worker` runs them.
 	Warm        *warm.Queue
 	warmStarted bool
+	grace       time.Duration // cfg.ShutdownTimeout, for Close
 	core        *Core
 	redis       *redisconn.Conn
 	searcher    *search.Searcher
@@ -81,7 +83,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		return nil, err
 	}
 	st, reg, npm, searcher := core.Store, core.Registry, core.NPM, core.Searcher
-	a := &App{Store: st, Metrics: m, Tokens: tokens, core: core, Lock: core.Lock, redis: core.Redis, searcher: searcher}
+	a := &App{Store: st, Metrics: m, Tokens: tokens, core: core, grace: cfg.ShutdownTimeout, Lock: core.Lock, redis: core.Redis, searcher: searcher}
 	fillOpt := core.FillOptions(cfg, log)
 	// Metrics first, so refusals are recorded; auth before rate limits,
 	// so these may key callers by verified token.
@@ -193,7 +195,11 @@ func (a *App) Close() error {
 	var errs []error
 	if a.Warm != nil {
 		if a.warmStarted {
-			errs = append(errs, a.Warm.Stop(context.Background()))
+			// Running jobs get the shutdown grace, then are cancelled (and
+			// run again later): a job may take minutes.
+			ctx, cancel := context.WithTimeout(context.Background(), a.grace)
+			errs = append(errs, a.Warm.Stop(ctx))
+			cancel()
 		}
 		errs = append(errs, a.Warm.Close())
 	}

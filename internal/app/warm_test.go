@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/config"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
@@ -85,5 +88,26 @@ func TestQueueDepthMetric(t *testing.T) {
 				t.Errorf("/metrics has no pkgscope_warm_queue_depth")
 			}
 		})
+	}
+}
+
+// TestCloseDoesNotWaitForHeldJobs: Close gives running warm jobs the
+// shutdown grace, then cancels them, instead of waiting for the job
+// timeout (minutes).
+func TestCloseDoesNotWaitForHeldJobs(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.ShutdownTimeout = 100 * time.Millisecond })
+	release := m.reg.Hold("slow")
+	defer release()
+	arrived := m.reg.Arrived("slow")
+	if err := m.app.Warm.Enqueue(t.Context(), "slow", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived // the job is running, held at the registry
+	done := make(chan error, 1)
+	go func() { done <- m.app.Close() }()
+	select {
+	case <-done:
+	case <-t.Context().Done():
+		t.Fatal("Close did not return")
 	}
 }

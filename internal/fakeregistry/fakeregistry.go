@@ -38,7 +38,8 @@ type Registry struct {
 	holds     map[string]*hold
 	allHolds  []*hold
 	packReqs  map[string]int
-	downloads map[string]int // name + "@" + version
+	arrived   map[string]chan struct{} // Arrived
+	downloads map[string]int           // name + "@" + version
 	lastAuth  string
 }
 
@@ -286,6 +287,23 @@ func (r *Registry) Hold(name string) (release func()) {
 	}
 }
 
+// Arrived returns a channel closed when the next request for name (packument
+// or tarball) reaches the registry, before any Hold blocks it: a test
+// waits on it to know a fetch is in flight, without sleeping.
+func (r *Registry) Arrived(name string) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.arrived == nil {
+		r.arrived = map[string]chan struct{}{}
+	}
+	a, ok := r.arrived[name]
+	if !ok {
+		a = make(chan struct{})
+		r.arrived[name] = a
+	}
+	return a
+}
+
 // hold is one Hold: a channel closed once on release.
 type hold struct {
 	ch   chan struct{}
@@ -314,6 +332,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		r.packReqs[name]++
 	}
 	h := r.holds[name]
+	if a, ok := r.arrived[name]; ok {
+		close(a)
+		delete(r.arrived, name)
+	}
 	r.mu.Unlock()
 
 	if h != nil {

@@ -252,7 +252,15 @@ func (q *Queue) Start(ctx context.Context) error {
 // Stop stops fetching jobs and waits for those running to finish, or for
 // ctx to end, whichever is first; jobs cut short are run again later.
 func (q *Queue) Stop(ctx context.Context) error {
-	if err := q.rc.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	if err := q.rc.Stop(ctx); err != nil && ctx.Err() != nil {
+		// Out of patience: cancel the jobs still running (they are run
+		// again later) rather than wait up to JobTimeout for them.
+		err = q.rc.StopAndCancel(context.Background())
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("warm: stop workers: %w", err)
+		}
+		return nil
+	} else if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("warm: stop workers: %w", err)
 	}
 	return nil
