@@ -131,8 +131,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 			body.Error.Message = "request body too large (setting max-body-bytes)"
 		}
 	case errors.As(err, &ur):
+		// The detail (a connection error names user, database and host)
+		// goes to the log only: /readyz answers without a token.
 		status = http.StatusServiceUnavailable
-		body.Error.Code, body.Error.Message = "not_ready", err.Error()
+		body.Error.Code, body.Error.Message = "not_ready", "the store is not reachable"
 		c.Response().Header().Set("Retry-After", "5")
 	default:
 		class := explore.Classify(err)

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,21 +85,16 @@ func (j *jsdAPI) shaped(h echo.HandlerFunc) echo.HandlerFunc {
 
 // writeCompact writes v as JSON.stringify would: compact, no HTML
 // escaping, no trailing newline.
-func writeCompact(c echo.Context, status int, cacheControl string, v any) error {
+func writeCompact(c echo.Context, status int, cacheHeader string, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", cacheControl)
+	c.Response().Header().Set("Cache-Control", cacheHeader)
 	return c.Blob(status, "application/json; charset=utf-8", bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
-
-const (
-	cacheImmutable = "public, max-age=31536000, immutable"
-	cacheShort     = "public, max-age=300"
-)
 
 // splitPackage splits "@scope/name@1.0.0/x" into "@scope/name" and
 // "@1.0.0/x" (the path is decoded, so an escaped scope slash works too).
@@ -155,7 +149,7 @@ func (j *jsdAPI) metadata(c echo.Context, name string) error {
 		out.Versions = append(out.Versions, jsdelivr.MetadataVersion{Version: v,
 			Links: map[string]string{"self": base(c) + "/v1/packages/npm/" + name + "@" + v}})
 	}
-	return writeCompact(c, http.StatusOK, cacheShort, out)
+	return writeCompact(c, http.StatusOK, cacheControl(c, false), out)
 }
 
 func (j *jsdAPI) resolved(c echo.Context, name string) error {
@@ -170,7 +164,7 @@ func (j *jsdAPI) resolved(c echo.Context, name string) error {
 		out.Version = &v
 		out.Links["self"] = base(c) + "/v1/packages/npm/" + name + "@" + v
 	}
-	return writeCompact(c, http.StatusOK, cacheShort, out)
+	return writeCompact(c, http.StatusOK, cacheControl(c, false), out)
 }
 
 func (j *jsdAPI) listing(c echo.Context, name, version string) error {
@@ -191,10 +185,10 @@ func (j *jsdAPI) listing(c echo.Context, name, version string) error {
 		return err
 	}
 	if structure == "flat" {
-		return writeCompact(c, http.StatusOK, cacheImmutable, jsdelivr.Listing{
+		return writeCompact(c, http.StatusOK, cacheControl(c, true), jsdelivr.Listing{
 			Type: "npm", Name: o.Name, Version: o.Version, Default: def, Files: jsdelivr.Flat(o.Files)})
 	}
-	return writeCompact(c, http.StatusOK, cacheImmutable, jsdelivr.TreeListing{
+	return writeCompact(c, http.StatusOK, cacheControl(c, true), jsdelivr.TreeListing{
 		Type: "npm", Name: o.Name, Version: o.Version, Default: def, Files: jsdelivr.Tree(o.Files)})
 }
 
@@ -248,20 +242,6 @@ func (j *jsdAPI) cdn(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h := c.Response().Header()
-	h.Set("X-Jsd-Version", o.Version)
-	h.Set("ETag", `"sha256-`+hex.EncodeToString(f.Hash[:])+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	// Package files are untrusted: never let an HTML or SVG file run
-	// script in the mirror's origin.
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	if s, _ := npmspec.ParseSpec(spec); s.Kind == npmspec.Version {
-		h.Set("Cache-Control", cacheImmutable)
-	} else {
-		h.Set("Cache-Control", cacheShort)
-	}
-	if match := c.Request().Header.Get("If-None-Match"); match != "" && match == h.Get("ETag") {
-		return c.NoContent(http.StatusNotModified)
-	}
-	return c.Blob(http.StatusOK, contentType(f.Path, f.Binary), body)
+	sp, _ := npmspec.ParseSpec(spec)
+	return serveFile(c, "X-Jsd-Version", o.Version, f, body, sp.Kind == npmspec.Version)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/hex"
 	"mime"
 	"net/http"
 	"path"
@@ -43,22 +42,8 @@ func (s *Server) npm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h := c.Response().Header()
-	h.Set("X-Pkgscope-Version", o.Version)
-	h.Set("ETag", `"sha256-`+hex.EncodeToString(f.Hash[:])+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	// Package files are untrusted: never let an HTML or SVG file run
-	// script in the mirror's origin.
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	if spec, _ := npmspec.ParseSpec(t.Version); spec.Kind == npmspec.Version {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "public, max-age=300")
-	}
-	if match := c.Request().Header.Get("If-None-Match"); match != "" && match == h.Get("ETag") {
-		return c.NoContent(http.StatusNotModified)
-	}
-	return c.Blob(http.StatusOK, contentType(f.Path, f.Binary), body)
+	spec, _ := npmspec.ParseSpec(t.Version)
+	return serveFile(c, "X-Pkgscope-Version", o.Version, f, body, spec.Kind == npmspec.Version)
 }
 
 // splitNPMPath splits "name@spec/path" (name possibly "@scope/name").

@@ -71,3 +71,22 @@ func TestHostGuardOffWithTokens(t *testing.T) {
 		t.Errorf("got %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestAuthenticatedAnswersArePrivate: with tokens, raw files are cached
+// "private", so a shared cache in front does not serve them to anyone.
+func TestAuthenticatedAnswersArePrivate(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.Tokens = "t0ken-for-tests" })
+	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	for _, path := range []string{"/v1/npm/a@1.0.0/a.js", "/npm/a@1.0.0/a.js"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, m.srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer t0ken-for-tests")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if cc := resp.Header.Get("Cache-Control"); resp.StatusCode != 200 || cc != "private, max-age=31536000, immutable" {
+			t.Errorf("%s: %d, Cache-Control %q", path, resp.StatusCode, cc)
+		}
+	}
+}
