@@ -60,7 +60,9 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	fs := flag.NewFlagSet("mirror mcp", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	remote := fs.String("remote", getenv("PKGSCOPE_REMOTE"), "URL of a shared pkgscope to forward calls to, instead of the embedded store ($PKGSCOPE_REMOTE)")
-	token := fs.String("token", getenv("PKGSCOPE_TOKEN"), "bearer token for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
+	// The token's default comes from the environment after parsing, so
+	// --help and flag errors never print it.
+	token := fs.String("token", "", "bearer token for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
 	project := fs.String("project", getenv("PKGSCOPE_PROJECT"), "project whose lockfile and package.json choose the default version (default: the working directory) ($PKGSCOPE_PROJECT)")
 	lim := mcp.DefaultLimits()
 	fs.IntVar(&lim.MaxListEntries, "max-list-entries", lim.MaxListEntries, "most paths one list or glob answer shows")
@@ -72,6 +74,9 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	own, rest := splitArgs(args, fs)
 	if err := fs.Parse(own); err != nil {
 		return err
+	}
+	if *token == "" {
+		*token = getenv("PKGSCOPE_TOKEN")
 	}
 	if *project == "" {
 		wd, err := os.Getwd()

@@ -303,7 +303,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 
 	b.str(&c.Addr, "addr", "PKGSCOPE_ADDR", "listen address of the HTTP API")
 	b.str(&c.DataDir, "data-dir", "PKGSCOPE_DATA_DIR", "directory of the embedded store and local caches")
-	b.str(&c.DatabaseURL, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL (also DATABASE_URL); empty means the embedded store")
+	b.secret(&c.DatabaseURL, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL (also DATABASE_URL); empty means the embedded store")
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = getenv("DATABASE_URL")
 	}
@@ -363,7 +363,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "PKGSCOPE_JSDELIVR_GREP_TIMEOUT", "time one grep may spend fetching from jsDelivr's CDN")
 	b.dur(&c.ColdBudget, "cold-budget", "PKGSCOPE_COLD_BUDGET", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
 
-	b.str(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
+	b.secret(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
 	if c.RedisURL == "" {
 		c.RedisURL = getenv("REDIS_URL")
 	}
@@ -550,6 +550,14 @@ func (b *binder) env(name string, parse func(string) error) {
 func (b *binder) str(p *string, flagName, envName, usage string) {
 	b.env(envName, func(v string) error { *p = v; return nil })
 	b.fs.StringVar(p, flagName, *p, usage+" ($"+envName+")")
+}
+
+// secret is str for a value that may hold a password (a database URL):
+// the environment's value is applied but never shown as the flag's
+// default, which --help and every flag error print.
+func (b *binder) secret(p *string, flagName, envName, usage string) {
+	b.env(envName, func(v string) error { *p = v; return nil })
+	b.fs.Func(flagName, usage+" ($"+envName+"; its value is not shown)", func(v string) error { *p = v; return nil })
 }
 
 func (b *binder) list(p *[]string, flagName, envName, usage string) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,30 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Load(%v, %v) = %v, want an error mentioning %q", tc.env, tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestSecretsNotPrintedAsDefaults: --help (and every flag error) prints
+// flag defaults; a database or Redis URL from the environment may carry a
+// password and must not appear there.
+func TestSecretsNotPrintedAsDefaults(t *testing.T) {
+	env := envOf(map[string]string{
+		"PKGSCOPE_DATABASE_URL": "postgres://u:hunter2-db@db/x",
+		"PKGSCOPE_REDIS_URL":    "redis://:hunter2-redis@r:6379/0",
+	})
+	c, err := Load("mirror", nil, env)
+	if err != nil || c.DatabaseURL != "postgres://u:hunter2-db@db/x" || c.RedisURL != "redis://:hunter2-redis@r:6379/0" {
+		t.Fatalf("env not applied: %+v, %v", c.DatabaseURL, err)
+	}
+	var out strings.Builder
+	fs := flag.NewFlagSet("mirror", flag.ContinueOnError)
+	b := binder{fs: fs, getenv: env}
+	var db, rd string
+	b.secret(&db, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL")
+	b.secret(&rd, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL")
+	fs.SetOutput(&out)
+	fs.PrintDefaults()
+	if strings.Contains(out.String(), "hunter2") || db == "" {
+		t.Errorf("help shows a secret or lost it (%q):\n%s", db, out.String())
 	}
 }
