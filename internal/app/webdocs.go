@@ -1,11 +1,13 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
@@ -19,11 +21,24 @@ func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnCl
 	lim.LoadTimeout = cfg.FillTimeout
 	mdn := webdocs.DefaultMDNOptions()
 	mdn.BaseURL, mdn.Timeout, mdn.CacheBytes = cfg.MDNBaseURL, cfg.MDNTimeout, cfg.MDNCacheBytes
-	return webdocs.New(svc, webdocs.Options{
+	return webdocs.New(storedOnly{svc}, webdocs.Options{
 		Versions: webdocs.Versions{
 			BCD: cfg.WebDocsBCDVersion, Inventory: cfg.WebDocsInventoryVersion,
 			IDL: cfg.WebDocsIDLVersion, Features: cfg.WebDocsFeaturesVersion,
 		},
 		Limits: lim, MDN: mdn, Logger: log, HTTPClient: mdnClient,
 	})
+}
+
+// storedOnly gives webdocs the explore service's stored paths only: its
+// dataset is kept for the process's life, so it must come from
+// registry-verified, stored bytes, never from the jsDelivr fallback.
+type storedOnly struct{ svc *explore.Service }
+
+func (p storedOnly) Open(ctx context.Context, t explore.Target) (*explore.Opened, error) {
+	return p.svc.OpenStored(ctx, t)
+}
+
+func (p storedOnly) File(ctx context.Context, t explore.Target, path string) (store.File, []byte, *explore.Opened, error) {
+	return p.svc.StoredFile(ctx, t, path)
 }
