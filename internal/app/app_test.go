@@ -409,3 +409,20 @@ func TestListedVersionWithMissingTarballIs503(t *testing.T) {
 		t.Errorf("got %d %s, want 503 upstream_unavailable", status, body)
 	}
 }
+
+// TestFailedVersionIsNotRedownloaded: a tarball that failed its integrity
+// check is answered from memory for failed-retry-after, not downloaded on
+// every request.
+func TestFailedVersionIsNotRedownloaded(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("bad", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}),
+		fakeregistry.WithIntegrity("sha512-"+strings.Repeat("A", 86)+"=="))
+	for range 3 {
+		if status, body := m.explore(`{"action":"list","packageName":"bad","version":"1.0.0"}`, nil); status != http.StatusBadGateway {
+			t.Fatalf("%d %s", status, body)
+		}
+	}
+	if n := m.reg.TarballDownloads("bad", "1.0.0"); n != 1 {
+		t.Errorf("downloaded %d times, want 1", n)
+	}
+}

@@ -97,7 +97,7 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
 	lim := ingest.DefaultLimits()
 	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
-	opt := fill.Options{Timeout: cfg.FillTimeout, Ingest: lim, Logger: log}
+	opt := fill.Options{Timeout: cfg.FillTimeout, FailedRetryAfter: cfg.FailedRetryAfter, Ingest: lim, Logger: log}
 	if c.Lock != nil {
 		opt.Lock = c.Lock
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// FillTimeout bounds one miss: packument, tarball, ingest, commit.
 	FillTimeout time.Duration
+	// FailedRetryAfter is how long a version whose tarball failed for good
+	// (integrity, limits, corrupt archive) is answered with that failure
+	// instead of being downloaded again.
+	FailedRetryAfter time.Duration
 
 	// PackumentTTL is how long resolved dist-tags and version lists are
 	// cached; exact versions are immutable and cached for good.
@@ -212,6 +216,7 @@ func Default() Config {
 		IdleTimeout:         2 * time.Minute,
 		ShutdownTimeout:     30 * time.Second,
 		FillTimeout:         5 * time.Minute,
+		FailedRetryAfter:    5 * time.Minute,
 		PackumentTTL:        5 * time.Minute,
 		PackumentRefetch:    10 * time.Second,
 		UpstreamTimeout:     30 * time.Second,
@@ -318,6 +323,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.dur(&c.WriteTimeout, "write-timeout", "PKGSCOPE_WRITE_TIMEOUT", "time to write a response, including a cold fill")
 	b.dur(&c.IdleTimeout, "idle-timeout", "PKGSCOPE_IDLE_TIMEOUT", "keep-alive idle time")
 	b.dur(&c.ShutdownTimeout, "shutdown-timeout", "PKGSCOPE_SHUTDOWN_TIMEOUT", "grace period for in-flight requests on shutdown")
+	b.dur(&c.FailedRetryAfter, "failed-retry-after", "PKGSCOPE_FAILED_RETRY_AFTER", "how long a version whose tarball failed its checks is answered from memory before trying again")
 	b.dur(&c.FillTimeout, "fill-timeout", "PKGSCOPE_FILL_TIMEOUT", "time for one miss: fetch, verify, ingest, commit")
 
 	b.dur(&c.PackumentTTL, "packument-ttl", "PKGSCOPE_PACKUMENT_TTL", "how long dist-tags and version lists are cached")

@@ -4,7 +4,7 @@
 // The path is a chain of small Fillers, each wrapping the next (as athens'
 // stasher does), wired in one place, New:
 //
-//	store hit → in-process single-flight → cross-replica lock → store re-check → index → fetch
+//	store hit → recent bad-bytes failure → in-process single-flight → cross-replica lock → store re-check → index → fetch
 //
 // where fetch is: packument entry → declared-size check → tarball download
 // and integrity check (upstream) → unpack and store (ingest) → commit, and
@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -73,6 +74,12 @@ type Options struct {
 	// Lock, when set, makes replicas take turns on a cold version; nil
 	// leaves only the in-process single-flight.
 	Lock Lock
+	// FailedRetryAfter is how long a version whose bytes failed (BadBytes)
+	// is answered with that failure from memory instead of being
+	// downloaded again: without it each request for a tarball that fails
+	// its integrity check re-downloads it (up to max-tarball-bytes). Zero
+	// means DefaultFailedRetryAfter.
+	FailedRetryAfter time.Duration
 	// Index, when set, builds the search index of every version the chain
 	// fetches, after its files are committed. The mirror passes
 	// search.Searcher.Later (a list should not wait for the index; a grep
@@ -95,7 +102,32 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 		f = &locked{lock: opt.Lock, st: st, next: f}
 	}
 	f = &singleFlight{next: f, timeout: opt.Timeout}
+	f = rememberFailures(f, opt.FailedRetryAfter)
 	return storeHit(st, f)
+}
+
+// DefaultFailedRetryAfter is FailedRetryAfter's default: a republished
+// fix takes a new version anyway, and a registry glitch clears in minutes.
+const DefaultFailedRetryAfter = 5 * time.Minute
+
+// rememberFailures answers a version whose bytes just failed with that
+// failure, for ttl, from a bounded in-process memory (10,000 versions).
+func rememberFailures(next Filler, ttl time.Duration) Filler {
+	if ttl <= 0 {
+		ttl = DefaultFailedRetryAfter
+	}
+	failed := expirable.NewLRU[string, error](10_000, nil, ttl)
+	return FillerFunc(func(ctx context.Context, name, version string) error {
+		k := name + "@" + version
+		if err, ok := failed.Get(k); ok {
+			return err
+		}
+		err := next.Fill(ctx, name, version)
+		if BadBytes(err) {
+			failed.Add(k, err)
+		}
+		return err
+	})
 }
 
 // storeHit answers from the store when the version is ready there.
@@ -210,8 +242,20 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 }
 
 // permanent reports errors that will recur on retry with the same bytes.
-func permanent(err error) bool {
-	return errors.Is(err, upstream.ErrIntegrity) || errors.Is(err, upstream.ErrTooLarge) ||
-		errors.Is(err, ingest.ErrLimit) || errors.Is(err, ingest.ErrBadArchive) ||
-		errors.Is(err, ingest.ErrUnsupported)
+func permanent(err error) bool { return BadBytes(err) }
+
+// BadBytes reports a failure that the same tarball will cause again:
+// integrity mismatch, over a limit, a corrupt or unsupported archive, a
+// tarball URL refused. The fill records it (MarkFailed) and answers it from
+// memory for Options.FailedRetryAfter; the indexer does not retry it.
+func BadBytes(err error) bool {
+	for _, target := range []error{
+		upstream.ErrIntegrity, upstream.ErrTooLarge, upstream.ErrTarballURL,
+		ingest.ErrLimit, ingest.ErrBadArchive, ingest.ErrUnsupported,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }

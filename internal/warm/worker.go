@@ -9,7 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -163,11 +163,12 @@ func (q *Queue) finish(ctx context.Context, jobID int64, out Outcome) error {
 
 // permanent reports errors that a retry would only repeat.
 func permanent(err error) bool {
+	if fill.BadBytes(err) {
+		return true
+	}
 	for _, target := range []error{
-		upstream.ErrNotFound, upstream.ErrInvalidName, upstream.ErrIntegrity,
-		upstream.ErrTooLarge, upstream.ErrTarballURL,
-		npmspec.ErrInvalidName, npmspec.ErrInvalidSpec, semver.ErrNoMatch,
-		ingest.ErrLimit, ingest.ErrBadArchive, ingest.ErrUnsupported, errNotStored,
+		upstream.ErrNotFound, upstream.ErrInvalidName,
+		npmspec.ErrInvalidName, npmspec.ErrInvalidSpec, semver.ErrNoMatch, errNotStored,
 	} {
 		if errors.Is(err, target) {
 			return true
