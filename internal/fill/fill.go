@@ -23,9 +23,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -111,23 +111,61 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 const DefaultFailedRetryAfter = 5 * time.Minute
 
 // rememberFailures answers a version whose bytes just failed with that
-// failure, for ttl, from a bounded in-process memory (10,000 versions).
+// failure, for ttl, from a bounded in-process memory (maxRemembered
+// versions; when full, the oldest is forgotten).
 func rememberFailures(next Filler, ttl time.Duration) Filler {
 	if ttl <= 0 {
 		ttl = DefaultFailedRetryAfter
 	}
-	failed := expirable.NewLRU[string, error](10_000, nil, ttl)
+	m := &failures{ttl: ttl, at: map[string]failure{}}
 	return FillerFunc(func(ctx context.Context, name, version string) error {
 		k := name + "@" + version
-		if err, ok := failed.Get(k); ok {
+		if err := m.get(k); err != nil {
 			return err
 		}
 		err := next.Fill(ctx, name, version)
 		if BadBytes(err) {
-			failed.Add(k, err)
+			m.add(k, err)
 		}
 		return err
 	})
+}
+
+const maxRemembered = 10_000
+
+type failure struct {
+	err   error
+	until time.Time
+}
+
+type failures struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	at    map[string]failure
+	order []string // insertion order, for eviction
+}
+
+func (m *failures) get(k string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f, ok := m.at[k]
+	if !ok || time.Now().After(f.until) {
+		return nil
+	}
+	return f.err
+}
+
+func (m *failures) add(k string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.at[k]; !ok {
+		m.order = append(m.order, k)
+	}
+	m.at[k] = failure{err: err, until: time.Now().Add(m.ttl)}
+	for len(m.order) > maxRemembered {
+		delete(m.at, m.order[0])
+		m.order = m.order[1:]
+	}
 }
 
 // storeHit answers from the store when the version is ready there.
