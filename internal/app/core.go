@@ -125,7 +125,7 @@ func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe fu
 	if opt.Dir == "" {
 		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
 	}
-	opt.MaxOpen, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, log, observe
+	opt.MaxOpen, opt.MaxBuilds, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, cfg.MaxIndexBuilds, log, observe
 	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
 	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
 	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes

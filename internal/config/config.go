@@ -90,6 +90,7 @@ type Config struct {
 	// around the match, and stops after GrepTimeout with what it found.
 	IndexDir                                            string
 	MaxOpenIndexes                                      int
+	MaxIndexBuilds                                      int // index builds at once (each holds a version's text)
 	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
 	GrepTimeout                                         time.Duration
@@ -235,6 +236,7 @@ func Default() Config {
 		MaxGlobBraceGroups:  8,
 		MaxGlobAlternatives: 256,
 		MaxOpenIndexes:      64,
+		MaxIndexBuilds:      2,
 		MaxGrepPatternBytes: 4096,
 		DefaultMaxMatches:   100,
 		MaxMatches:          100_000,
@@ -349,6 +351,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.int(&c.MaxGlobAlternatives, "max-glob-alternatives", "PKGSCOPE_MAX_GLOB_ALTERNATIVES", "most alternatives a glob's braces may expand to")
 
 	b.str(&c.IndexDir, "index-dir", "PKGSCOPE_INDEX_DIR", "local cache of search indexes (default: data-dir/indexes)")
+	b.int(&c.MaxIndexBuilds, "max-index-builds", "PKGSCOPE_MAX_INDEX_BUILDS", "search index builds run at once (each holds a version's text in memory)")
 	b.int(&c.MaxOpenIndexes, "max-open-indexes", "PKGSCOPE_MAX_OPEN_INDEXES", "search indexes kept mapped at once")
 	b.int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "PKGSCOPE_MAX_GREP_PATTERN_BYTES", "longest grep pattern")
 	b.int(&c.DefaultMaxMatches, "default-max-matches", "PKGSCOPE_DEFAULT_MAX_MATCHES", "matching lines a grep returns when maxMatches is not given")
@@ -440,6 +443,7 @@ func (c Config) Validate() error {
 	positive("max-glob-pattern-bytes", int64(c.MaxGlobPatternBytes))
 	positive("max-glob-alternatives", int64(c.MaxGlobAlternatives))
 	positive("max-open-indexes", int64(c.MaxOpenIndexes))
+	positive("max-index-builds", int64(c.MaxIndexBuilds))
 	positive("max-grep-pattern-bytes", int64(c.MaxGrepPatternBytes))
 	positive("default-max-matches", int64(c.DefaultMaxMatches))
 	positive("max-grep-output-bytes", int64(c.MaxGrepOutputBytes))

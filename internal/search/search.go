@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -48,6 +49,10 @@ type Options struct {
 	// MaxOpen is how many indexes stay open (mapped) at once; the least
 	// recently used is closed when another is opened.
 	MaxOpen int
+	// MaxBuilds is how many index builds run at once. A build holds the
+	// version's bodies and about 1.5 times their size again (273 MB for
+	// next@16), and uses a core; more builds than cores only add memory.
+	MaxBuilds int
 	// ChunkBytes is the size of the blobs an index is stored as. 4 MiB
 	// keeps one row small for both databases while a 250 MB index is
 	// only ~60 rows.
@@ -63,7 +68,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults for dir.
 func DefaultOptions(dir string) Options {
-	return Options{Dir: dir, MaxOpen: 64, ChunkBytes: 4 << 20,
+	return Options{Dir: dir, MaxOpen: 64, MaxBuilds: 2, ChunkBytes: 4 << 20,
 		Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
 }
 
@@ -78,7 +83,8 @@ type Searcher struct {
 	open map[string]*entry
 	lru  *list.List // of *entry, most recent first
 
-	bg       sync.WaitGroup // builds started by Later
+	builds   *semaphore.Weighted // MaxBuilds
+	bg       sync.WaitGroup      // builds started by Later
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	// loads counts the detached loads acquire runs (they outlive their
@@ -103,8 +109,8 @@ type entry struct {
 
 // New returns a Searcher; it creates opt.Dir if needed.
 func New(st Store, opt Options) (*Searcher, error) {
-	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 {
-		return nil, fmt.Errorf("search: MaxOpen and ChunkBytes must be positive")
+	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 {
+		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds and ChunkBytes must be positive")
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -114,7 +120,8 @@ func New(st Store, opt Options) (*Searcher, error) {
 			return nil, fmt.Errorf("search: creating the index cache %s: %w", opt.Dir, err)
 		}
 	}
-	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New()}
+	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New(),
+		builds: semaphore.NewWeighted(int64(opt.MaxBuilds))}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -134,13 +141,23 @@ type Later struct {
 // Ensure starts building name@version's index and returns zero Stats.
 func (l Later) Ensure(_ context.Context, name, version string) (index.Stats, error) {
 	s := l.s
-	s.bg.Go(func() {
+	// Counted in under mu, where Close marks the Searcher closed before it
+	// waits: a WaitGroup must not be added to while it is waited on.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return index.Stats{}, nil
+	}
+	s.bg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.bg.Done()
 		ctx, cancel := context.WithTimeout(s.bgCtx, l.timeout)
 		defer cancel()
 		if _, err := s.Ensure(ctx, name, version); err != nil && s.bgCtx.Err() == nil {
 			s.log.Error("indexing after ingest", "package", name, "version", version, "err", err)
 		}
-	})
+	}()
 	return index.Stats{}, nil
 }
 
@@ -311,7 +328,11 @@ func (s *Searcher) load(ctx context.Context, name, version string) (*index.Index
 		return nil, fmt.Errorf("looking up the index of %s@%s: %w", name, version, err)
 	}
 	start := time.Now()
+	if err := s.builds.Acquire(ctx, 1); err != nil {
+		return nil, fmt.Errorf("waiting to index %s@%s: %w", name, version, err)
+	}
 	data, stats, err := s.build(ctx, name, version)
+	s.builds.Release(1)
 	if s.opt.Observe != nil {
 		s.opt.Observe(time.Since(start), err)
 	}
