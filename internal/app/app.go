@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -147,6 +148,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		}
 		svc.SetFallback(fb, explore.FallbackOptions{ColdBudget: cfg.ColdBudget, Source: explore.SourceJSDelivr, Logger: log})
 	}
+	if tokens.Len() > 0 {
+		svc.SetAccess(scopeAccess(npm))
+	}
 	a.Service = svc
 	a.WebDocs = newWebDocs(svc, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	e := api.New(svc, st, api.Options{
@@ -254,4 +258,25 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// scopeAccess lets a verified caller read a package only as its token
+// allows: a scope with a registry of its own in npm's configuration is
+// private, and served only to tokens that list it (auth.AllowsPackage).
+func scopeAccess(npm *npmrc.Config) func(ctx context.Context, name string) error {
+	return func(ctx context.Context, name string) error {
+		id, ok := auth.IdentityFrom(ctx)
+		if !ok {
+			return nil // a route without auth (none serves packages) or an in-process caller
+		}
+		private := npm.RegistryFor(name) != npm.Registry()
+		if id.AllowsPackage(name, private) {
+			return nil
+		}
+		why := "its scopes are " + strings.Join(id.Scopes, ", ")
+		if private {
+			why = "the scope has its own registry, and the token does not list it"
+		}
+		return &explore.ForbiddenError{Name: name, Why: why}
+	}
 }

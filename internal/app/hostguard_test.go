@@ -1,11 +1,15 @@
 package app
 
 import (
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -88,5 +92,48 @@ func TestAuthenticatedAnswersArePrivate(t *testing.T) {
 		if cc := resp.Header.Get("Cache-Control"); resp.StatusCode != 200 || cc != "private, max-age=31536000, immutable" {
 			t.Errorf("%s: %d, Cache-Control %q", path, resp.StatusCode, cc)
 		}
+	}
+}
+
+// TestPrivateScopeNeedsItsToken: a scope with a registry of its own is
+// served only to tokens that list it; a scope-limited token reads only its
+// scopes.
+func TestPrivateScopeNeedsItsToken(t *testing.T) {
+	priv := fakeregistry.New(t)
+	priv.Publish("@priv/x", "1.0.0", tarballtest.Package(t, map[string]string{"x.js": "secret"}))
+	project := t.TempDir()
+	if err := os.WriteFile(filepath.Join(project, ".npmrc"), []byte("@priv:registry="+priv.URL()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := newMirror(t, embedded, func(c *config.Config) {
+		c.ProjectDir = project
+		c.Tokens = "pub-token,priv-token:@priv"
+	})
+	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	cases := []struct {
+		token, pkg string
+		status     int
+	}{
+		{"pub-token", "a", 200},
+		{"pub-token", "@priv/x", 403},
+		{"priv-token", "@priv/x", 200},
+		{"priv-token", "a", 403},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, m.srv.URL+"/v1/explore",
+			strings.NewReader(`{"action":"list","packageName":"`+tc.pkg+`"}`))
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s reading %s: %d %s, want %d", tc.token, tc.pkg, resp.StatusCode, b, tc.status)
+		}
+	}
+	if n := priv.TarballDownloads("@priv/x", "1.0.0"); n != 1 {
+		t.Errorf("private package downloaded %d times, want 1 (only for the allowed token)", n)
 	}
 }

@@ -193,10 +193,10 @@ func TestAuthOnEveryRoute(t *testing.T) {
 			t.Errorf("route %s is no longer registered: update knownRoutes", key)
 		}
 	}
-	// A scope-limited token is a valid token (scopes are parsed and
-	// exposed; enforcement comes with private scope registries).
-	if rec := m.do("GET", "/v1/npm/lib@1.0.0/index.js", scopedToken, ""); rec.Code != http.StatusOK {
-		t.Errorf("scoped token: %d %s", rec.Code, rec.Body)
+	// A scope-limited token is a valid token, limited to its scopes: lib
+	// is outside @myorg (TestPrivateScopeNeedsItsToken covers the rest).
+	if rec := m.do("GET", "/v1/npm/lib@1.0.0/index.js", scopedToken, ""); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), `"forbidden"`) {
+		t.Errorf("scoped token outside its scopes: %d %s, want 403 forbidden", rec.Code, rec.Body)
 	}
 }
 
@@ -381,8 +381,9 @@ func TestAuthRunsBeforeRateLimits(t *testing.T) {
 	if rec := m.do("GET", "/v1/npm/lib@1.0.0/index.js", goodToken, ""); rec.Code != http.StatusTooManyRequests {
 		t.Errorf("past the burst: %d, want 429", rec.Code)
 	}
-	// Same client address, another token: its own bucket.
-	if rec := m.do("GET", "/v1/npm/lib@1.0.0/index.js", scopedToken, ""); rec.Code != http.StatusOK {
-		t.Errorf("another token after the first ran out: %d", rec.Code)
+	// Same client address, another token: its own bucket, so it passes
+	// the limiter (and is then refused lib, outside its scope: 403).
+	if rec := m.do("GET", "/v1/npm/lib@1.0.0/index.js", scopedToken, ""); rec.Code != http.StatusForbidden {
+		t.Errorf("another token after the first ran out: %d, want 403 from its scope, not 429", rec.Code)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -32,13 +33,14 @@ func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnCl
 
 // storedOnly gives webdocs the explore service's stored paths only: its
 // dataset is kept for the process's life, so it must come from
-// registry-verified, stored bytes, never from the jsDelivr fallback.
+// registry-verified, stored bytes, never from the jsDelivr fallback. It
+// reads them as the mirror, not as the caller who triggered the load.
 type storedOnly struct{ svc *explore.Service }
 
 func (p storedOnly) Open(ctx context.Context, t explore.Target) (*explore.Opened, error) {
-	return p.svc.OpenStored(ctx, t)
+	return p.svc.OpenStored(auth.WithoutIdentity(ctx), t)
 }
 
 func (p storedOnly) File(ctx context.Context, t explore.Target, path string) (store.File, []byte, *explore.Opened, error) {
-	return p.svc.StoredFile(ctx, t, path)
+	return p.svc.StoredFile(auth.WithoutIdentity(ctx), t, path)
 }

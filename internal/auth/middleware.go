@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -55,6 +56,9 @@ func Middleware(s *Set, opt Options) echo.MiddlewareFunc {
 				return echo.NewHTTPError(http.StatusUnauthorized, "the bearer token is not valid for this mirror")
 			}
 			c.Set(ContextKey, id)
+			// Also on the request's context, for layers that see no echo
+			// context (the explore service, the MCP handler).
+			c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), identityKey{}, id)))
 			return next(c)
 		}
 	}
@@ -74,6 +78,22 @@ func SkipHealth(c echo.Context) bool {
 func FromContext(c echo.Context) (Identity, bool) {
 	id, ok := c.Get(ContextKey).(Identity)
 	return id, ok
+}
+
+type identityKey struct{}
+
+// IdentityFrom returns the verified caller of a request's context; false
+// when the mirror runs without tokens.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// WithoutIdentity returns ctx with no verified caller, for work the
+// mirror does for itself on a caller's behalf (loading the web-docs data
+// packages), which no token's scopes should limit.
+func WithoutIdentity(ctx context.Context) context.Context {
+	return context.WithValue(ctx, identityKey{}, nil)
 }
 
 // Bearer extracts the token of an Authorization header "Bearer TOKEN"

@@ -12,8 +12,13 @@
 // One grammar serves the tokens file (one entry per line, # comments) and
 // the PKGSCOPE_TOKENS variable (entries separated by commas):
 //
-//	TOKEN                       any package
+//	TOKEN                       any package but private scopes
 //	TOKEN:@myorg,@other         only packages in these npm scopes
+//
+// A private scope is one with a registry of its own in npm's configuration
+// (@myorg:registry=…): its packages are served only to tokens that list the
+// scope, never to an unrestricted token (see Identity.AllowsPackage).
+//
 //	sha256:HEX                  the same, stored hashed (see Hash)
 //	sha256:HEX:@myorg
 //
@@ -79,6 +84,17 @@ func (id Identity) Allows(name string) bool {
 	}
 	scope, _, ok := strings.Cut(name, "/")
 	return ok && strings.HasPrefix(scope, "@") && slices.Contains(id.Scopes, scope)
+}
+
+// AllowsPackage is Allows with private scopes: a package of a scope that
+// has its own registry (private) is readable only by a token that lists
+// that scope explicitly.
+func (id Identity) AllowsPackage(name string, private bool) bool {
+	if !private {
+		return id.Allows(name)
+	}
+	scope, _, ok := strings.Cut(name, "/")
+	return ok && slices.Contains(id.Scopes, scope)
 }
 
 // Set is an immutable set of accepted tokens, safe for concurrent use.

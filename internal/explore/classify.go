@@ -33,11 +33,14 @@ func Classify(err error) Class {
 		in   *InputError
 		nf   *NotFoundError
 		lim  *LimitError
+		fb   *ForbiddenError
 		unav *upstream.UnavailableError
 	)
 	switch {
 	case errors.As(err, &in), errors.Is(err, index.ErrBadPattern), errors.Is(err, index.ErrBadQuery):
 		return Class{Status: http.StatusBadRequest, Code: "bad_request"}
+	case errors.As(err, &fb):
+		return Class{Status: http.StatusForbidden, Code: "forbidden"}
 	case errors.As(err, &lim):
 		return Class{Status: http.StatusUnprocessableEntity, Code: "limit_exceeded"}
 	case errors.Is(err, ingest.ErrUnsupported):

@@ -46,6 +46,7 @@ type Service struct {
 	filler   Filler
 	store    store.Reader
 	searcher Searcher
+	access   func(ctx context.Context, name string) error
 	lim      Limits
 	// fallback answers when the registry cannot (fallback.go); nil
 	// without one.
@@ -58,6 +59,16 @@ type Service struct {
 func New(st store.Reader, r Resolver, f Filler, g Searcher, lim Limits) *Service {
 	return &Service{resolver: r, filler: f, store: st, searcher: g, lim: lim}
 }
+
+// SetAccess installs the check every action makes before it touches a
+// package: it returns a *ForbiddenError when the caller may not read name.
+// Call it before serving.
+func (s *Service) SetAccess(check func(ctx context.Context, name string) error) { s.access = check }
+
+// ForbiddenError is a package the caller's token may not read: 403.
+type ForbiddenError struct{ Name, Why string }
+
+func (e *ForbiddenError) Error() string { return "this token may not read " + e.Name + ": " + e.Why }
 
 // Target names a package version as the caller asked for it.
 type Target struct {
@@ -90,6 +101,11 @@ func (s *Service) open(ctx context.Context, t Target, storedOnly bool) (*Opened,
 	fallback := s.fallback != nil && !storedOnly
 	if err := npmspec.ValidateName(t.PackageName); err != nil {
 		return nil, &InputError{Field: "packageName", Err: err}
+	}
+	if s.access != nil {
+		if err := s.access(ctx, t.PackageName); err != nil {
+			return nil, err
+		}
 	}
 	spec, err := npmspec.ParseSpec(t.Version)
 	if err != nil {
