@@ -14,6 +14,10 @@
 #   FUZZTIME      time per target (default 60s)
 #   FUZZ_PARALLEL fuzzing workers per target (default 1: the build machines
 #                 have 2 cores shared with others; use nproc on your own)
+#   FUZZ_MINIMIZE time spent minimizing each new input (default 5s; Go's
+#                 default, 60s, can take a whole short run on targets with
+#                 large inputs — tarballs, lockfiles, indexes — during
+#                 which no exec is counted)
 #   MAX_NEW       most new inputs copied per target per run, smallest
 #                 first (default 20), so the corpus grows by what matters
 #                 and not by thousands of files
@@ -23,6 +27,7 @@ cd "$(dirname "$0")/../.."
 
 FUZZTIME=${FUZZTIME:-60s}
 FUZZ_PARALLEL=${FUZZ_PARALLEL:-1}
+FUZZ_MINIMIZE=${FUZZ_MINIMIZE:-5s}
 MAX_NEW=${MAX_NEW:-20}
 module=$(go list -m)
 cache=$(go env GOCACHE)/fuzz
@@ -52,7 +57,7 @@ for t in "${targets[@]}"; do
 	log=$(mktemp)
 	start=$(date +%s)
 	result=ok
-	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -parallel "$FUZZ_PARALLEL" "./$dir" >"$log" 2>&1; then
+	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZ_MINIMIZE" -parallel "$FUZZ_PARALLEL" "./$dir" >"$log" 2>&1; then
 		result=FAIL
 		failed=1
 		echo "== $name ($dir) failed:" >&2

@@ -68,20 +68,27 @@ for i in $(seq 0 $((warm - 1))); do
     { echo "warming $p failed" >&2; tail -20 "$tmp/mirror.log" >&2; exit 1; }
 done
 
-measure() { # label → "rss_kib goroutines"
+measure() { # label [file] → prints RSS and goroutines; saves the goroutine dump to file
   local rss gor
   rss=$(awk '/^VmRSS/ {print $2}' "/proc/$mirror_pid/status")
   gor=$(curl -sf "http://127.0.0.1:$pprof_port/debug/pprof/goroutine?debug=1" | sed -nE '1s/.*total ([0-9]+).*/\1/p')
   printf '%-22s RSS %6d MiB   goroutines %5d\n' "$1" $((rss / 1024)) "$gor"
+  if [ -n "${2:-}" ]; then
+    curl -sf "http://127.0.0.1:$pprof_port/debug/pprof/goroutine?debug=2" >"$2"
+  fi
 }
+created_by() { grep -o 'created by [^ ]*' "$1" | sort | uniq -c | awk '{print $4, $1}' | sort; }
 echo "soak: $rate req/s for $duration, $warm warm packages, $cold% cold versions, store: ${DATABASE_URL:+postgres}${DATABASE_URL:-embedded}, redis: ${REDIS_URL:-none}"
-measure "start (warmed)"
+measure "start (warmed)" "$tmp/goroutines.start"
 # The generator is endless: it dies of SIGPIPE when vegeta stops reading.
 { "$tmp/fake" targets -mirror "$mirror" -packages "$packages" -versions "$versions" -warm "$warm" -cold "$cold" || true; } |
   "$vegeta" attack -lazy -format=json -rate="$rate" -duration="$duration" -timeout=30s >"$tmp/results.bin"
 measure "end (just after load)"
 sleep 5 # background index builds of the last cold versions finish; idle connections close
-measure "end (5s idle)"
+measure "end (5s idle)" "$tmp/goroutines.end"
+# Goroutines by the function that started them, where start and end differ.
+join -a1 -a2 -e0 -o0,1.2,2.2 <(created_by "$tmp/goroutines.start") <(created_by "$tmp/goroutines.end") |
+  awk '$2 != $3 { printf "  goroutines created by %s: %d at start, %d at end\n", $1, $2, $3 }' 
 
 "$vegeta" report <"$tmp/results.bin"
 # Per kind: requests, errors (non-2xx or transport), p50, p99 (ms).
