@@ -147,8 +147,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if status >= 500 {
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
 		s.log.Error("request failed", "id", id, "status", status, "err", err)
-		if status == http.StatusInternalServerError {
+		switch {
+		case status == http.StatusInternalServerError:
 			body.Error.Message = "internal error (request id " + id + ")"
+		case body.Error.Code == "store_unavailable", body.Error.Code == "timeout":
+			// The detail names the database's user, name and address:
+			// it goes to the log above, not to the caller.
+			body.Error.Message = "the mirror's store is not answering; retry shortly (request id " + id + ")"
 		}
 	}
 	if c.Request().Method == http.MethodHead {

@@ -133,6 +133,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		MaxReadLimit:     cfg.MaxReadLimit,
 		MaxLineWidth:     cfg.MaxLineWidth,
 		MaxReadBytes:     cfg.MaxReadBytes,
+		MaxMatches:       cfg.MaxMatches,
+		MaxContextLines:  cfg.MaxContextLines,
 		Glob: pathglob.Limits{
 			MaxPatterns:     cfg.MaxGlobPatterns,
 			MaxPatternBytes: cfg.MaxGlobPatternBytes,

@@ -65,6 +65,8 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 	c.Registry = upstream.New(c.NPM, upstream.Config{
 		PackumentTTL:        cfg.PackumentTTL,
 		MinRefetchInterval:  cfg.PackumentRefetch,
+		BreakerFailures:     cfg.BreakerFailures,
+		BreakerCooldown:     cfg.BreakerCooldown,
 		RequestTimeout:      cfg.UpstreamTimeout,
 		TarballTimeout:      cfg.TarballTimeout,
 		MaxPackumentBytes:   upstream.DefaultConfig().MaxPackumentBytes,

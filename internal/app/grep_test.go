@@ -140,3 +140,19 @@ func TestGrepIndexIsStoredAndShared(t *testing.T) {
 		t.Errorf("second node downloaded the tarball %d times", n)
 	}
 }
+
+// TestGrepCapsNameTheSetting: asking past a grep cap is a 422 that names
+// the setting, as read's limit does.
+func TestGrepCapsNameTheSetting(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("icons", "1.0.0", grepPackage(t))
+	for body, setting := range map[string]string{
+		`{"action":"grep","packageName":"icons","pattern":"a","maxMatches":100000000}`: "max-matches",
+		`{"action":"grep","packageName":"icons","pattern":"a","contextLines":1000}`:    "max-context-lines",
+	} {
+		status, out := m.explore(body, nil)
+		if status != 422 || !strings.Contains(string(out), setting) {
+			t.Errorf("%s: %d %s, want 422 naming %s", body, status, out, setting)
+		}
+	}
+}

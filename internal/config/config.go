@@ -53,6 +53,12 @@ type Config struct {
 	// PackumentTTL is how long resolved dist-tags and version lists are
 	// cached; exact versions are immutable and cached for good.
 	PackumentTTL time.Duration
+	// BreakerFailures consecutive failures (timeouts, refused or cut
+	// connections, 429) to one registry host open its circuit breaker for
+	// BreakerCooldown: requests fail at once with Retry-After, then one
+	// probe goes through. Negative turns the breaker off.
+	BreakerFailures int
+	BreakerCooldown time.Duration
 	// PackumentRefetch is how often a cached packument is fetched again
 	// early because it lacks an exact version asked for (just published).
 	PackumentRefetch time.Duration
@@ -220,6 +226,8 @@ func Default() Config {
 		FailedRetryAfter:    5 * time.Minute,
 		PackumentTTL:        5 * time.Minute,
 		PackumentRefetch:    10 * time.Second,
+		BreakerFailures:     5,
+		BreakerCooldown:     30 * time.Second,
 		UpstreamTimeout:     30 * time.Second,
 		TarballTimeout:      4 * time.Minute,
 		MaxTarballBytes:     256 << 20,
@@ -329,6 +337,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.dur(&c.FillTimeout, "fill-timeout", "PKGSCOPE_FILL_TIMEOUT", "time for one miss: fetch, verify, ingest, commit")
 
 	b.dur(&c.PackumentTTL, "packument-ttl", "PKGSCOPE_PACKUMENT_TTL", "how long dist-tags and version lists are cached")
+	b.int(&c.BreakerFailures, "breaker-failures", "PKGSCOPE_BREAKER_FAILURES", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
+	b.dur(&c.BreakerCooldown, "breaker-cooldown", "PKGSCOPE_BREAKER_COOLDOWN", "how long an open circuit breaker refuses requests before one probe")
 	b.dur(&c.PackumentRefetch, "packument-refetch", "PKGSCOPE_PACKUMENT_REFETCH", "how often a cached packument lacking a requested exact version is fetched again early")
 	b.dur(&c.UpstreamTimeout, "upstream-timeout", "PKGSCOPE_UPSTREAM_TIMEOUT", "time for one packument request")
 	b.dur(&c.TarballTimeout, "tarball-timeout", "PKGSCOPE_TARBALL_TIMEOUT", "time for one tarball download")

@@ -57,6 +57,10 @@ func Classify(err error) Class {
 			ra = 30 * time.Second
 		}
 		return Class{Status: http.StatusServiceUnavailable, Code: "upstream_unavailable", RetryAfter: ra}
+	case errors.Is(err, upstream.ErrTarballURL):
+		// The packument named a tarball on a host that is not the
+		// registry's (SSRF guard): the upstream served something wrong.
+		return Class{Status: http.StatusBadGateway, Code: "upstream_tarball_url"}
 	case errors.Is(err, upstream.ErrIntegrity):
 		return Class{Status: http.StatusBadGateway, Code: "upstream_integrity"}
 	case errors.Is(err, upstream.ErrTooLarge):

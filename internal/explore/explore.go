@@ -37,6 +37,8 @@ type Limits struct {
 	MaxReadLimit     int // most lines a read may ask for
 	MaxLineWidth     int // bytes of a line shown before it is cut
 	MaxReadBytes     int // most content bytes one read returns
+	MaxMatches       int // largest maxMatches a grep may ask for (0: the searcher's own cap)
+	MaxContextLines  int // largest contextLines a grep may ask for (0: the searcher's own cap)
 	Glob             pathglob.Limits
 }
 

@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
@@ -87,6 +88,15 @@ func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) 
 	}
 	if r.Pattern == "" {
 		return nil, &InputError{Field: "pattern", Err: errors.New("give a pattern (an RE2 regular expression, or a literal with fixedStrings)")}
+	}
+	if r.MaxMatches < 0 || r.MaxMatchesPerFile < 0 || r.ContextLines < 0 {
+		return nil, &InputError{Field: "maxMatches", Err: errors.New("maxMatches, maxMatchesPerFile and contextLines must not be negative")}
+	}
+	if m := s.lim.MaxMatches; m > 0 && r.MaxMatches > m {
+		return nil, &LimitError{Setting: "max-matches", Msg: fmt.Sprintf("maxMatches %d is above the most one grep returns (%d); narrow the pattern or include/exclude", r.MaxMatches, m)}
+	}
+	if m := s.lim.MaxContextLines; m > 0 && r.ContextLines > m {
+		return nil, &LimitError{Setting: "max-context-lines", Msg: fmt.Sprintf("contextLines %d is above the most one grep shows (%d)", r.ContextLines, m)}
 	}
 	globs := append([]string(nil), r.Include...)
 	for _, x := range r.Exclude {

@@ -134,8 +134,8 @@ func TestHostileRequests(t *testing.T) {
 		{"read limit 2^64 (overflow)", "POST", "/v1/explore", x(`"action":"read","path":"a.js","limit":18446744073709551616`), 400, "bad_request"},
 		// 400, where read's limit answers 422 naming max-read-limit: see
 		// docs/RELIABILITY.md.
-		{"grep maxMatches 10^9", "POST", "/v1/explore", x(`"action":"grep","pattern":"a","maxMatches":1000000000`), 400, "bad_request"},
-		{"grep contextLines 10^6", "POST", "/v1/explore", x(`"action":"grep","pattern":"a","contextLines":1000000`), 400, "bad_request"},
+		{"grep maxMatches 10^9", "POST", "/v1/explore", x(`"action":"grep","pattern":"a","maxMatches":1000000000`), 422, "limit_exceeded"},
+		{"grep contextLines 10^6", "POST", "/v1/explore", x(`"action":"grep","pattern":"a","contextLines":1000000`), 422, "limit_exceeded"},
 		{"grep maxMatchesPerFile negative", "POST", "/v1/explore", x(`"action":"grep","pattern":"a","maxMatchesPerFile":-1`), 0, ""},
 		// Bodies.
 		{"body over max-body-bytes", "POST", "/v1/explore", `{"action":"list","packageName":"ok","x":"` + strings.Repeat("a", 128<<10) + `"}`, 413, "body_too_large"},
@@ -199,7 +199,7 @@ func x2(name, spec string) string {
 // (a packument whose dist.tarball names a host that is not allowed) to a
 // 502: until it does, the refusal answers 500 "internal". Reported in
 // docs/RELIABILITY.md; set this to true when it lands.
-const ssrfIs502 = false
+const ssrfIs502 = true
 
 // TestSSRFThroughTheMirror: a packument whose dist.tarball points at
 // another host — another port on loopback, the link-local metadata
