@@ -28,28 +28,39 @@ func (s *Server) explore(c echo.Context) error {
 // decode reads the body strictly: unknown fields are a 400 that names the
 // field, since a misspelt field would otherwise be silently ignored.
 func decode(c echo.Context) (*explore.Request, error) {
+	var req explore.Request
+	if err := decodeStrict(c, &req); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// decodeStrict reads one JSON object into v: unknown fields are a 400
+// naming the field, since a misspelt field would otherwise be silently
+// ignored. /v1/explore and /v1/webdocs share it.
+func decodeStrict(c echo.Context, v any) error {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	if ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
-		// curl -d sends form-urlencoded by default; its body is still our JSON.
-		return nil, echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
+		// curl -d sends form-urlencoded by default; its body is still our
+		// JSON. (A browser's cross-site form is refused by HostGuard.)
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
 	}
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
-	var req explore.Request
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, echo.ErrStatusRequestEntityTooLarge
+			return echo.ErrStatusRequestEntityTooLarge
 		}
 		if errors.Is(err, io.EOF) {
-			return nil, inputErr("body", "empty: send a JSON object with an action")
+			return inputErr("body", "empty: send a JSON object with an action")
 		}
-		return nil, inputErr("body", "not valid JSON for this endpoint: "+err.Error())
+		return inputErr("body", "not valid JSON for this endpoint: "+err.Error())
 	}
 	if dec.More() {
-		return nil, inputErr("body", "trailing data after the JSON object")
+		return inputErr("body", "trailing data after the JSON object")
 	}
-	return &req, nil
+	return nil
 }
 
 func inputErr(field, msg string) error {

@@ -1,11 +1,7 @@
 package api
 
 import (
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,29 +37,4 @@ func mcpWebDocs(wd *webdocs.Service) mcp.WebDocs {
 		return nil
 	}
 	return wd
-}
-
-// decodeStrict reads one JSON object into v as decode does for
-// /v1/explore: unknown fields are a 400 naming the field.
-func decodeStrict(c echo.Context, v any) error {
-	ct := c.Request().Header.Get(echo.HeaderContentType)
-	if ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
-		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
-	}
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return echo.ErrStatusRequestEntityTooLarge
-		}
-		if errors.Is(err, io.EOF) {
-			return inputErr("body", "empty: send a JSON object with an action")
-		}
-		return inputErr("body", "not valid JSON for this endpoint: "+err.Error())
-	}
-	if dec.More() {
-		return inputErr("body", "trailing data after the JSON object")
-	}
-	return nil
 }

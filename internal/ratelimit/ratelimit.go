@@ -19,11 +19,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/pkgscope/pkgscope/internal/auth"
 	"math"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -131,19 +131,12 @@ func (l *Limiter) allow(ctx context.Context, key string) (*redis_rate.Result, er
 // front.
 func (l *Limiter) key(c echo.Context) string {
 	if l.opt.KeyByToken {
-		if tok, ok := bearer(c.Request().Header.Get(echo.HeaderAuthorization)); ok {
+		if tok, ok := auth.Bearer(c.Request().Header.Get(echo.HeaderAuthorization)); ok {
 			sum := sha256.Sum256([]byte(tok))
 			return l.rc.Key("ratelimit", "token", hex.EncodeToString(sum[:16]))
 		}
 	}
 	return l.rc.Key("ratelimit", "ip", clientIP(c))
-}
-
-// bearer extracts the token of "Bearer <token>" (scheme case-insensitive).
-func bearer(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(h, " ")
-	tok = strings.TrimSpace(tok)
-	return tok, ok && strings.EqualFold(scheme, "Bearer") && tok != ""
 }
 
 // clientIP is the peer address, unless the Echo instance was told how to

@@ -139,21 +139,3 @@ func TestOffWhenZero(t *testing.T) {
 		t.Fatal("a zero rate built a limiter")
 	}
 }
-
-func TestBearer(t *testing.T) {
-	tests := []struct {
-		in, tok string
-		ok      bool
-	}{
-		{"Bearer abc", "abc", true},
-		{"bearer  abc ", "abc", true},
-		{"Basic abc", "", false},
-		{"Bearer ", "", false},
-		{"", "", false},
-	}
-	for _, tt := range tests {
-		if tok, ok := bearer(tt.in); tok != tt.tok && tt.ok || ok != tt.ok {
-			t.Errorf("bearer(%q) = %q, %v", tt.in, tok, ok)
-		}
-	}
-}
