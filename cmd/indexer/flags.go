@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/warm"
@@ -55,20 +52,20 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 	s := settings{warm: warm.DefaultConfig()}
 	fs := flag.NewFlagSet("indexer "+command, flag.ContinueOnError)
 	fs.SetOutput(usage)
-	b := binder{fs: fs, getenv: getenv}
+	b := config.NewBinder(fs, getenv)
 	w := &s.warm
-	b.int(&w.Workers, "workers", "PKGSCOPE_WARM_WORKERS", "warm jobs run at once by this process")
-	b.bytes(&w.MaxInflightBytes, "max-inflight-bytes", "PKGSCOPE_WARM_MAX_INFLIGHT_BYTES", "declared unpacked bytes ingested at once by this process")
-	b.int(&w.MaxAttempts, "max-attempts", "PKGSCOPE_WARM_MAX_ATTEMPTS", "attempts before a package is reported failed")
-	b.dur(&w.RetryBase, "retry-base", "PKGSCOPE_WARM_RETRY_BASE", "delay before the first retry, doubled each retry")
-	b.dur(&w.RetryMax, "retry-max", "PKGSCOPE_WARM_RETRY_MAX", "longest delay between retries")
-	b.dur(&w.MaxSnoozeAge, "max-snooze-age", "PKGSCOPE_WARM_MAX_SNOOZE_AGE", "how long a job waits out 429/503 without spending attempts")
-	b.dur(&w.JobTimeout, "job-timeout", "PKGSCOPE_WARM_JOB_TIMEOUT", "time for one job attempt (must exceed fill-timeout)")
-	b.dur(&w.PollInterval, "poll-interval", "PKGSCOPE_WARM_POLL_INTERVAL", "how often idle workers and waiting commands look for news")
-	b.int(&w.MaxRequestItems, "max-request-items", "PKGSCOPE_WARM_MAX_REQUEST_ITEMS", "most packages in one warm request")
-	b.dur(&w.RequestRetention, "request-retention", "PKGSCOPE_WARM_REQUEST_RETENTION", "how long a request's progress is kept")
-	b.dur(&w.CleanupInterval, "cleanup-interval", "PKGSCOPE_WARM_CLEANUP_INTERVAL", "how often old requests are deleted")
-	b.str(&w.Queue, "queue", "PKGSCOPE_WARM_QUEUE", "River queue of warm jobs")
+	b.Int(&w.Workers, "workers", "PKGSCOPE_WARM_WORKERS", "warm jobs run at once by this process")
+	b.Bytes(&w.MaxInflightBytes, "max-inflight-bytes", "PKGSCOPE_WARM_MAX_INFLIGHT_BYTES", "declared unpacked bytes ingested at once by this process")
+	b.Int(&w.MaxAttempts, "max-attempts", "PKGSCOPE_WARM_MAX_ATTEMPTS", "attempts before a package is reported failed")
+	b.Dur(&w.RetryBase, "retry-base", "PKGSCOPE_WARM_RETRY_BASE", "delay before the first retry, doubled each retry")
+	b.Dur(&w.RetryMax, "retry-max", "PKGSCOPE_WARM_RETRY_MAX", "longest delay between retries")
+	b.Dur(&w.MaxSnoozeAge, "max-snooze-age", "PKGSCOPE_WARM_MAX_SNOOZE_AGE", "how long a job waits out 429/503 without spending attempts")
+	b.Dur(&w.JobTimeout, "job-timeout", "PKGSCOPE_WARM_JOB_TIMEOUT", "time for one job attempt (must exceed fill-timeout)")
+	b.Dur(&w.PollInterval, "poll-interval", "PKGSCOPE_WARM_POLL_INTERVAL", "how often idle workers and waiting commands look for news")
+	b.Int(&w.MaxRequestItems, "max-request-items", "PKGSCOPE_WARM_MAX_REQUEST_ITEMS", "most packages in one warm request")
+	b.Dur(&w.RequestRetention, "request-retention", "PKGSCOPE_WARM_REQUEST_RETENTION", "how long a request's progress is kept")
+	b.Dur(&w.CleanupInterval, "cleanup-interval", "PKGSCOPE_WARM_CLEANUP_INTERVAL", "how often old requests are deleted")
+	b.Str(&w.Queue, "queue", "PKGSCOPE_WARM_QUEUE", "River queue of warm jobs")
 
 	fs.StringVar(&s.lockfile, "lockfile", "", "warm: a lockfile, a package.json, or a project directory holding one")
 	fs.IntVar(&s.top, "top", 100, "popular: how many of the most-used packages to warm")
@@ -114,7 +111,7 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 			theirs = append(theirs, next...)
 		}
 	}
-	if err := errors.Join(b.errs...); err != nil {
+	if err := b.Err(); err != nil {
 		return s, err
 	}
 	if err := fs.Parse(mine); err != nil {
@@ -136,52 +133,4 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 func isBool(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
-}
-
-// binder registers a flag whose default comes from an environment variable
-// when it is set, as internal/config does for the mirror's settings.
-type binder struct {
-	fs     *flag.FlagSet
-	getenv func(string) string
-	errs   []error
-}
-
-func (b *binder) env(name string, parse func(string) error) {
-	if v := b.getenv(name); v != "" {
-		if err := parse(v); err != nil {
-			b.errs = append(b.errs, fmt.Errorf("environment variable %s=%q: %v", name, v, err))
-		}
-	}
-}
-
-func (b *binder) str(p *string, flagName, envName, usage string) {
-	b.env(envName, func(v string) error { *p = v; return nil })
-	b.fs.StringVar(p, flagName, *p, usage+" ($"+envName+")")
-}
-
-func (b *binder) int(p *int, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
-		n, err := strconv.Atoi(v)
-		*p = n
-		return err
-	})
-	b.fs.IntVar(p, flagName, *p, usage+" ($"+envName+")")
-}
-
-func (b *binder) bytes(p *int64, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		*p = n
-		return err
-	})
-	b.fs.Int64Var(p, flagName, *p, usage+" in bytes ($"+envName+")")
-}
-
-func (b *binder) dur(p *time.Duration, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
-		d, err := time.ParseDuration(v)
-		*p = d
-		return err
-	})
-	b.fs.DurationVar(p, flagName, *p, usage+" ($"+envName+")")
 }

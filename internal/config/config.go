@@ -314,108 +314,108 @@ func defaultDataDir() string {
 func Load(name string, args []string, getenv func(string) string) (Config, error) {
 	c := Default()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	b := binder{fs: fs, getenv: getenv}
+	b := NewBinder(fs, getenv)
 
-	b.str(&c.Addr, "addr", "PKGSCOPE_ADDR", "listen address of the HTTP API")
-	b.str(&c.DataDir, "data-dir", "PKGSCOPE_DATA_DIR", "directory of the embedded store and local caches")
-	b.secret(&c.DatabaseURL, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL (also DATABASE_URL); empty means the embedded store")
+	b.Str(&c.Addr, "addr", "PKGSCOPE_ADDR", "listen address of the HTTP API")
+	b.Str(&c.DataDir, "data-dir", "PKGSCOPE_DATA_DIR", "directory of the embedded store and local caches")
+	b.Secret(&c.DatabaseURL, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL (also DATABASE_URL); empty means the embedded store")
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = getenv("DATABASE_URL")
 	}
-	b.str(&c.ProjectDir, "project-dir", "PKGSCOPE_PROJECT_DIR", "where the project .npmrc is read from (default: the working directory)")
+	b.Str(&c.ProjectDir, "project-dir", "PKGSCOPE_PROJECT_DIR", "where the project .npmrc is read from (default: the working directory)")
 
-	b.bytes(&c.MaxBodyBytes, "max-body-bytes", "PKGSCOPE_MAX_BODY_BYTES", "largest request body")
-	b.bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "PKGSCOPE_MAX_WARM_BODY_BYTES", "largest POST /v1/warm body (a lockfile)")
-	b.list(&c.AllowedHosts, "allowed-hosts", "PKGSCOPE_ALLOWED_HOSTS", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
-	b.boolean(&c.WarmInProcess, "warm-in-process", "PKGSCOPE_WARM_IN_PROCESS", "run warm jobs in this process (always so with the embedded store)")
-	b.dur(&c.ReadHeaderTimeout, "read-header-timeout", "PKGSCOPE_READ_HEADER_TIMEOUT", "time to read request headers")
-	b.dur(&c.ReadTimeout, "read-timeout", "PKGSCOPE_READ_TIMEOUT", "time to read a whole request")
-	b.dur(&c.WriteTimeout, "write-timeout", "PKGSCOPE_WRITE_TIMEOUT", "time to write a response, including a cold fill")
-	b.dur(&c.IdleTimeout, "idle-timeout", "PKGSCOPE_IDLE_TIMEOUT", "keep-alive idle time")
-	b.dur(&c.ShutdownTimeout, "shutdown-timeout", "PKGSCOPE_SHUTDOWN_TIMEOUT", "grace period for in-flight requests on shutdown")
-	b.dur(&c.FailedRetryAfter, "failed-retry-after", "PKGSCOPE_FAILED_RETRY_AFTER", "how long a version whose tarball failed its checks is answered from memory before trying again")
-	b.dur(&c.FillTimeout, "fill-timeout", "PKGSCOPE_FILL_TIMEOUT", "time for one miss: fetch, verify, ingest, commit")
+	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "PKGSCOPE_MAX_BODY_BYTES", "largest request body")
+	b.Bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "PKGSCOPE_MAX_WARM_BODY_BYTES", "largest POST /v1/warm body (a lockfile)")
+	b.List(&c.AllowedHosts, "allowed-hosts", "PKGSCOPE_ALLOWED_HOSTS", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
+	b.Boolean(&c.WarmInProcess, "warm-in-process", "PKGSCOPE_WARM_IN_PROCESS", "run warm jobs in this process (always so with the embedded store)")
+	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "PKGSCOPE_READ_HEADER_TIMEOUT", "time to read request headers")
+	b.Dur(&c.ReadTimeout, "read-timeout", "PKGSCOPE_READ_TIMEOUT", "time to read a whole request")
+	b.Dur(&c.WriteTimeout, "write-timeout", "PKGSCOPE_WRITE_TIMEOUT", "time to write a response, including a cold fill")
+	b.Dur(&c.IdleTimeout, "idle-timeout", "PKGSCOPE_IDLE_TIMEOUT", "keep-alive idle time")
+	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "PKGSCOPE_SHUTDOWN_TIMEOUT", "grace period for in-flight requests on shutdown")
+	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "PKGSCOPE_FAILED_RETRY_AFTER", "how long a version whose tarball failed its checks is answered from memory before trying again")
+	b.Dur(&c.FillTimeout, "fill-timeout", "PKGSCOPE_FILL_TIMEOUT", "time for one miss: fetch, verify, ingest, commit")
 
-	b.dur(&c.PackumentTTL, "packument-ttl", "PKGSCOPE_PACKUMENT_TTL", "how long dist-tags and version lists are cached")
-	b.int(&c.BreakerFailures, "breaker-failures", "PKGSCOPE_BREAKER_FAILURES", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
-	b.dur(&c.BreakerCooldown, "breaker-cooldown", "PKGSCOPE_BREAKER_COOLDOWN", "how long an open circuit breaker refuses requests before one probe")
-	b.dur(&c.PackumentRefetch, "packument-refetch", "PKGSCOPE_PACKUMENT_REFETCH", "how often a cached packument lacking a requested exact version is fetched again early")
-	b.dur(&c.UpstreamTimeout, "upstream-timeout", "PKGSCOPE_UPSTREAM_TIMEOUT", "time for one packument request")
-	b.dur(&c.TarballTimeout, "tarball-timeout", "PKGSCOPE_TARBALL_TIMEOUT", "time for one tarball download")
-	b.bytes(&c.MaxTarballBytes, "max-tarball-bytes", "PKGSCOPE_MAX_TARBALL_BYTES", "largest compressed tarball")
-	b.list(&c.AllowedTarballHosts, "allowed-tarball-hosts", "PKGSCOPE_ALLOWED_TARBALL_HOSTS", "comma-separated hosts besides the registry's that dist.tarball may name")
+	b.Dur(&c.PackumentTTL, "packument-ttl", "PKGSCOPE_PACKUMENT_TTL", "how long dist-tags and version lists are cached")
+	b.Int(&c.BreakerFailures, "breaker-failures", "PKGSCOPE_BREAKER_FAILURES", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
+	b.Dur(&c.BreakerCooldown, "breaker-cooldown", "PKGSCOPE_BREAKER_COOLDOWN", "how long an open circuit breaker refuses requests before one probe")
+	b.Dur(&c.PackumentRefetch, "packument-refetch", "PKGSCOPE_PACKUMENT_REFETCH", "how often a cached packument lacking a requested exact version is fetched again early")
+	b.Dur(&c.UpstreamTimeout, "upstream-timeout", "PKGSCOPE_UPSTREAM_TIMEOUT", "time for one packument request")
+	b.Dur(&c.TarballTimeout, "tarball-timeout", "PKGSCOPE_TARBALL_TIMEOUT", "time for one tarball download")
+	b.Bytes(&c.MaxTarballBytes, "max-tarball-bytes", "PKGSCOPE_MAX_TARBALL_BYTES", "largest compressed tarball")
+	b.List(&c.AllowedTarballHosts, "allowed-tarball-hosts", "PKGSCOPE_ALLOWED_TARBALL_HOSTS", "comma-separated hosts besides the registry's that dist.tarball may name")
 
-	b.bytes(&c.MaxUnpackedBytes, "max-unpacked-bytes", "PKGSCOPE_MAX_UNPACKED_BYTES", "largest unpacked package")
-	b.int(&c.MaxFiles, "max-files", "PKGSCOPE_MAX_FILES", "most regular files in a package")
-	b.int(&c.MaxEntries, "max-entries", "PKGSCOPE_MAX_ENTRIES", "most tar entries in a package")
-	b.bytes(&c.MaxFileBytes, "max-file-bytes", "PKGSCOPE_MAX_FILE_BYTES", "largest single file")
+	b.Bytes(&c.MaxUnpackedBytes, "max-unpacked-bytes", "PKGSCOPE_MAX_UNPACKED_BYTES", "largest unpacked package")
+	b.Int(&c.MaxFiles, "max-files", "PKGSCOPE_MAX_FILES", "most regular files in a package")
+	b.Int(&c.MaxEntries, "max-entries", "PKGSCOPE_MAX_ENTRIES", "most tar entries in a package")
+	b.Bytes(&c.MaxFileBytes, "max-file-bytes", "PKGSCOPE_MAX_FILE_BYTES", "largest single file")
 
-	b.int(&c.DefaultReadLimit, "default-read-limit", "PKGSCOPE_DEFAULT_READ_LIMIT", "lines a read returns when no limit is asked")
-	b.int(&c.MaxReadLimit, "max-read-limit", "PKGSCOPE_MAX_READ_LIMIT", "most lines one read may ask for")
-	b.int(&c.MaxLineWidth, "max-line-width", "PKGSCOPE_MAX_LINE_WIDTH", "bytes of a line a read shows before cutting it")
-	b.int(&c.MaxReadBytes, "max-read-bytes", "PKGSCOPE_MAX_READ_BYTES", "most content bytes one read returns")
+	b.Int(&c.DefaultReadLimit, "default-read-limit", "PKGSCOPE_DEFAULT_READ_LIMIT", "lines a read returns when no limit is asked")
+	b.Int(&c.MaxReadLimit, "max-read-limit", "PKGSCOPE_MAX_READ_LIMIT", "most lines one read may ask for")
+	b.Int(&c.MaxLineWidth, "max-line-width", "PKGSCOPE_MAX_LINE_WIDTH", "bytes of a line a read shows before cutting it")
+	b.Int(&c.MaxReadBytes, "max-read-bytes", "PKGSCOPE_MAX_READ_BYTES", "most content bytes one read returns")
 
-	b.int(&c.MaxGlobPatterns, "max-glob-patterns", "PKGSCOPE_MAX_GLOB_PATTERNS", "most glob patterns per request")
-	b.int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "PKGSCOPE_MAX_GLOB_PATTERN_BYTES", "longest glob pattern")
-	b.int(&c.MaxGlobBraceGroups, "max-glob-brace-groups", "PKGSCOPE_MAX_GLOB_BRACE_GROUPS", "most {…} groups in one glob")
-	b.int(&c.MaxGlobAlternatives, "max-glob-alternatives", "PKGSCOPE_MAX_GLOB_ALTERNATIVES", "most alternatives a glob's braces may expand to")
+	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "PKGSCOPE_MAX_GLOB_PATTERNS", "most glob patterns per request")
+	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "PKGSCOPE_MAX_GLOB_PATTERN_BYTES", "longest glob pattern")
+	b.Int(&c.MaxGlobBraceGroups, "max-glob-brace-groups", "PKGSCOPE_MAX_GLOB_BRACE_GROUPS", "most {…} groups in one glob")
+	b.Int(&c.MaxGlobAlternatives, "max-glob-alternatives", "PKGSCOPE_MAX_GLOB_ALTERNATIVES", "most alternatives a glob's braces may expand to")
 
-	b.str(&c.IndexDir, "index-dir", "PKGSCOPE_INDEX_DIR", "local cache of search indexes (default: data-dir/indexes)")
-	b.int(&c.MaxIndexBuilds, "max-index-builds", "PKGSCOPE_MAX_INDEX_BUILDS", "search index builds run at once (each holds a version's text in memory)")
-	b.int(&c.MaxOpenIndexes, "max-open-indexes", "PKGSCOPE_MAX_OPEN_INDEXES", "search indexes kept mapped at once")
-	b.int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "PKGSCOPE_MAX_GREP_PATTERN_BYTES", "longest grep pattern")
-	b.int(&c.DefaultMaxMatches, "default-max-matches", "PKGSCOPE_DEFAULT_MAX_MATCHES", "matching lines a grep returns when maxMatches is not given")
-	b.int(&c.MaxMatches, "max-matches", "PKGSCOPE_MAX_MATCHES", "largest maxMatches a grep may ask for")
-	b.int(&c.MaxContextLines, "max-context-lines", "PKGSCOPE_MAX_CONTEXT_LINES", "largest contextLines a grep may ask for")
-	b.int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "PKGSCOPE_MAX_GREP_OUTPUT_BYTES", "most text bytes one grep returns")
-	b.int(&c.GrepLineWindow, "grep-line-window", "PKGSCOPE_GREP_LINE_WINDOW", "bytes of a long line shown around a match")
-	b.dur(&c.GrepTimeout, "grep-timeout", "PKGSCOPE_GREP_TIMEOUT", "time one grep may take before answering with what it found")
+	b.Str(&c.IndexDir, "index-dir", "PKGSCOPE_INDEX_DIR", "local cache of search indexes (default: data-dir/indexes)")
+	b.Int(&c.MaxIndexBuilds, "max-index-builds", "PKGSCOPE_MAX_INDEX_BUILDS", "search index builds run at once (each holds a version's text in memory)")
+	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "PKGSCOPE_MAX_OPEN_INDEXES", "search indexes kept mapped at once")
+	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "PKGSCOPE_MAX_GREP_PATTERN_BYTES", "longest grep pattern")
+	b.Int(&c.DefaultMaxMatches, "default-max-matches", "PKGSCOPE_DEFAULT_MAX_MATCHES", "matching lines a grep returns when maxMatches is not given")
+	b.Int(&c.MaxMatches, "max-matches", "PKGSCOPE_MAX_MATCHES", "largest maxMatches a grep may ask for")
+	b.Int(&c.MaxContextLines, "max-context-lines", "PKGSCOPE_MAX_CONTEXT_LINES", "largest contextLines a grep may ask for")
+	b.Int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "PKGSCOPE_MAX_GREP_OUTPUT_BYTES", "most text bytes one grep returns")
+	b.Int(&c.GrepLineWindow, "grep-line-window", "PKGSCOPE_GREP_LINE_WINDOW", "bytes of a long line shown around a match")
+	b.Dur(&c.GrepTimeout, "grep-timeout", "PKGSCOPE_GREP_TIMEOUT", "time one grep may take before answering with what it found")
 
-	b.boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "PKGSCOPE_JSDELIVR_FALLBACK", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
-	b.str(&c.JSDelivrDataURL, "jsdelivr-data-url", "PKGSCOPE_JSDELIVR_DATA_URL", "base URL of jsDelivr's Data API (empty: no fallback)")
-	b.str(&c.JSDelivrCDNURL, "jsdelivr-cdn-url", "PKGSCOPE_JSDELIVR_CDN_URL", "base URL of jsDelivr's CDN (empty: no fallback)")
-	b.dur(&c.JSDelivrTimeout, "jsdelivr-timeout", "PKGSCOPE_JSDELIVR_TIMEOUT", "time for one jsDelivr request")
-	b.bytes(&c.JSDelivrMaxListingBytes, "jsdelivr-max-listing-bytes", "PKGSCOPE_JSDELIVR_MAX_LISTING_BYTES", "largest jsDelivr Data API answer")
-	b.bytes(&c.JSDelivrMaxFileBytes, "jsdelivr-max-file-bytes", "PKGSCOPE_JSDELIVR_MAX_FILE_BYTES", "largest file fetched from jsDelivr's CDN")
-	b.int(&c.JSDelivrGrepMaxFiles, "jsdelivr-grep-max-files", "PKGSCOPE_JSDELIVR_GREP_MAX_FILES", "most files one grep fetches from jsDelivr's CDN")
-	b.bytes(&c.JSDelivrGrepMaxBytes, "jsdelivr-grep-max-bytes", "PKGSCOPE_JSDELIVR_GREP_MAX_BYTES", "most bytes one grep fetches from jsDelivr's CDN")
-	b.dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "PKGSCOPE_JSDELIVR_GREP_TIMEOUT", "time one grep may spend fetching from jsDelivr's CDN")
-	b.dur(&c.ColdBudget, "cold-budget", "PKGSCOPE_COLD_BUDGET", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
+	b.Boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "PKGSCOPE_JSDELIVR_FALLBACK", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
+	b.Str(&c.JSDelivrDataURL, "jsdelivr-data-url", "PKGSCOPE_JSDELIVR_DATA_URL", "base URL of jsDelivr's Data API (empty: no fallback)")
+	b.Str(&c.JSDelivrCDNURL, "jsdelivr-cdn-url", "PKGSCOPE_JSDELIVR_CDN_URL", "base URL of jsDelivr's CDN (empty: no fallback)")
+	b.Dur(&c.JSDelivrTimeout, "jsdelivr-timeout", "PKGSCOPE_JSDELIVR_TIMEOUT", "time for one jsDelivr request")
+	b.Bytes(&c.JSDelivrMaxListingBytes, "jsdelivr-max-listing-bytes", "PKGSCOPE_JSDELIVR_MAX_LISTING_BYTES", "largest jsDelivr Data API answer")
+	b.Bytes(&c.JSDelivrMaxFileBytes, "jsdelivr-max-file-bytes", "PKGSCOPE_JSDELIVR_MAX_FILE_BYTES", "largest file fetched from jsDelivr's CDN")
+	b.Int(&c.JSDelivrGrepMaxFiles, "jsdelivr-grep-max-files", "PKGSCOPE_JSDELIVR_GREP_MAX_FILES", "most files one grep fetches from jsDelivr's CDN")
+	b.Bytes(&c.JSDelivrGrepMaxBytes, "jsdelivr-grep-max-bytes", "PKGSCOPE_JSDELIVR_GREP_MAX_BYTES", "most bytes one grep fetches from jsDelivr's CDN")
+	b.Dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "PKGSCOPE_JSDELIVR_GREP_TIMEOUT", "time one grep may spend fetching from jsDelivr's CDN")
+	b.Dur(&c.ColdBudget, "cold-budget", "PKGSCOPE_COLD_BUDGET", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
 
-	b.secret(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
+	b.Secret(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
 	if c.RedisURL == "" {
 		c.RedisURL = getenv("REDIS_URL")
 	}
-	b.str(&c.RedisPrefix, "redis-prefix", "PKGSCOPE_REDIS_PREFIX", "prefix of every Redis key")
-	b.dur(&c.RedisDialTimeout, "redis-dial-timeout", "PKGSCOPE_REDIS_DIAL_TIMEOUT", "time to connect to Redis")
-	b.dur(&c.RedisTimeout, "redis-timeout", "PKGSCOPE_REDIS_TIMEOUT", "time for one Redis command's write and read")
-	b.dur(&c.RedisCooldown, "redis-cooldown", "PKGSCOPE_REDIS_COOLDOWN", "how long Redis is skipped after a failure")
-	b.dur(&c.RedisLockTTL, "redis-lock-ttl", "PKGSCOPE_REDIS_LOCK_TTL", "lifetime of a fill lock (0: fill-timeout + 30s)")
-	b.bytes(&c.CacheLocalBytes, "cache-local-bytes", "PKGSCOPE_CACHE_LOCAL_BYTES", "budget of the in-process cache (0 disables it)")
-	b.bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "PKGSCOPE_CACHE_MAX_BODY_BYTES", "largest file body cached")
-	b.bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "PKGSCOPE_CACHE_MAX_LIST_BYTES", "largest file list cached")
-	b.dur(&c.CacheResolveTTL, "cache-resolve-ttl", "PKGSCOPE_CACHE_RESOLVE_TTL", "how long a range or dist-tag resolution is reused (0: not cached)")
-	b.dur(&c.CacheRedisTTL, "cache-redis-ttl", "PKGSCOPE_CACHE_REDIS_TTL", "how long immutable entries live in Redis")
-	b.int(&c.RateLimitPerMinute, "rate-limit-per-minute", "PKGSCOPE_RATE_LIMIT_PER_MINUTE", "requests per minute per caller (0: no limit; needs redis-url)")
-	b.int(&c.RateLimitBurst, "rate-limit-burst", "PKGSCOPE_RATE_LIMIT_BURST", "requests a caller may send at once (0: the per-minute figure)")
+	b.Str(&c.RedisPrefix, "redis-prefix", "PKGSCOPE_REDIS_PREFIX", "prefix of every Redis key")
+	b.Dur(&c.RedisDialTimeout, "redis-dial-timeout", "PKGSCOPE_REDIS_DIAL_TIMEOUT", "time to connect to Redis")
+	b.Dur(&c.RedisTimeout, "redis-timeout", "PKGSCOPE_REDIS_TIMEOUT", "time for one Redis command's write and read")
+	b.Dur(&c.RedisCooldown, "redis-cooldown", "PKGSCOPE_REDIS_COOLDOWN", "how long Redis is skipped after a failure")
+	b.Dur(&c.RedisLockTTL, "redis-lock-ttl", "PKGSCOPE_REDIS_LOCK_TTL", "lifetime of a fill lock (0: fill-timeout + 30s)")
+	b.Bytes(&c.CacheLocalBytes, "cache-local-bytes", "PKGSCOPE_CACHE_LOCAL_BYTES", "budget of the in-process cache (0 disables it)")
+	b.Bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "PKGSCOPE_CACHE_MAX_BODY_BYTES", "largest file body cached")
+	b.Bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "PKGSCOPE_CACHE_MAX_LIST_BYTES", "largest file list cached")
+	b.Dur(&c.CacheResolveTTL, "cache-resolve-ttl", "PKGSCOPE_CACHE_RESOLVE_TTL", "how long a range or dist-tag resolution is reused (0: not cached)")
+	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "PKGSCOPE_CACHE_REDIS_TTL", "how long immutable entries live in Redis")
+	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "PKGSCOPE_RATE_LIMIT_PER_MINUTE", "requests per minute per caller (0: no limit; needs redis-url)")
+	b.Int(&c.RateLimitBurst, "rate-limit-burst", "PKGSCOPE_RATE_LIMIT_BURST", "requests a caller may send at once (0: the per-minute figure)")
 
-	b.str(&c.TokensFile, "tokens-file", "PKGSCOPE_TOKENS_FILE", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
+	b.Str(&c.TokensFile, "tokens-file", "PKGSCOPE_TOKENS_FILE", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
 	c.Tokens = Secret(getenv("PKGSCOPE_TOKENS"))
-	b.str(&c.MetricsAddr, "metrics-addr", "PKGSCOPE_METRICS_ADDR", "serve /metrics on this address, without tokens, instead of on addr")
-	b.str(&c.PprofAddr, "pprof-addr", "PKGSCOPE_PPROF_ADDR", "serve net/http/pprof on this address (empty: off)")
+	b.Str(&c.MetricsAddr, "metrics-addr", "PKGSCOPE_METRICS_ADDR", "serve /metrics on this address, without tokens, instead of on addr")
+	b.Str(&c.PprofAddr, "pprof-addr", "PKGSCOPE_PPROF_ADDR", "serve net/http/pprof on this address (empty: off)")
 
-	b.str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "PKGSCOPE_WEBDOCS_BCD_VERSION", "version of @mdn/browser-compat-data explore_web_docs reads")
-	b.str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "PKGSCOPE_WEBDOCS_INVENTORY_VERSION", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
-	b.str(&c.WebDocsIDLVersion, "webdocs-idl-version", "PKGSCOPE_WEBDOCS_IDL_VERSION", "version of @webref/idl explore_web_docs reads")
-	b.str(&c.WebDocsFeaturesVersion, "webdocs-features-version", "PKGSCOPE_WEBDOCS_FEATURES_VERSION", "version of web-features explore_web_docs reads")
-	b.str(&c.MDNBaseURL, "mdn-base-url", "PKGSCOPE_MDN_BASE_URL", `MDN's site, read for article text ("off": the data packages alone)`)
-	b.dur(&c.MDNTimeout, "mdn-timeout", "PKGSCOPE_MDN_TIMEOUT", "time for one MDN request")
-	b.bytes(&c.MDNCacheBytes, "mdn-cache-bytes", "PKGSCOPE_MDN_CACHE_BYTES", "memory for MDN pages kept")
-	b.int(&c.WebDocsMaxQueryBytes, "webdocs-max-query-bytes", "PKGSCOPE_WEBDOCS_MAX_QUERY_BYTES", "longest web-docs query, path or key")
-	b.int(&c.WebDocsMaxResults, "webdocs-max-results", "PKGSCOPE_WEBDOCS_MAX_RESULTS", "most documents one web-docs search returns")
-	b.int(&c.WebDocsMaxDocBytes, "webdocs-max-doc-bytes", "PKGSCOPE_WEBDOCS_MAX_DOC_BYTES", "bytes of a web doc's content shown before it is cut")
+	b.Str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "PKGSCOPE_WEBDOCS_BCD_VERSION", "version of @mdn/browser-compat-data explore_web_docs reads")
+	b.Str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "PKGSCOPE_WEBDOCS_INVENTORY_VERSION", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
+	b.Str(&c.WebDocsIDLVersion, "webdocs-idl-version", "PKGSCOPE_WEBDOCS_IDL_VERSION", "version of @webref/idl explore_web_docs reads")
+	b.Str(&c.WebDocsFeaturesVersion, "webdocs-features-version", "PKGSCOPE_WEBDOCS_FEATURES_VERSION", "version of web-features explore_web_docs reads")
+	b.Str(&c.MDNBaseURL, "mdn-base-url", "PKGSCOPE_MDN_BASE_URL", `MDN's site, read for article text ("off": the data packages alone)`)
+	b.Dur(&c.MDNTimeout, "mdn-timeout", "PKGSCOPE_MDN_TIMEOUT", "time for one MDN request")
+	b.Bytes(&c.MDNCacheBytes, "mdn-cache-bytes", "PKGSCOPE_MDN_CACHE_BYTES", "memory for MDN pages kept")
+	b.Int(&c.WebDocsMaxQueryBytes, "webdocs-max-query-bytes", "PKGSCOPE_WEBDOCS_MAX_QUERY_BYTES", "longest web-docs query, path or key")
+	b.Int(&c.WebDocsMaxResults, "webdocs-max-results", "PKGSCOPE_WEBDOCS_MAX_RESULTS", "most documents one web-docs search returns")
+	b.Int(&c.WebDocsMaxDocBytes, "webdocs-max-doc-bytes", "PKGSCOPE_WEBDOCS_MAX_DOC_BYTES", "bytes of a web doc's content shown before it is cut")
 
-	if err := errors.Join(b.errs...); err != nil {
+	if err := b.Err(); err != nil {
 		return c, err
 	}
 	if err := fs.Parse(args); err != nil {
@@ -551,15 +551,24 @@ func (c Config) LockTTL() time.Duration {
 	return c.FillTimeout + 30*time.Second
 }
 
-// binder registers a flag whose default is taken from an environment
-// variable when set, collecting parse errors that name the variable.
-type binder struct {
+// Binder registers flags whose defaults come from environment variables,
+// collecting parse errors that name the variable: the mirror's settings
+// here and the indexer's own (cmd/indexer) use it alike.
+type Binder struct {
 	fs     *flag.FlagSet
 	getenv func(string) string
 	errs   []error
 }
 
-func (b *binder) env(name string, parse func(string) error) {
+// NewBinder binds flags on fs to environment variables read with getenv.
+func NewBinder(fs *flag.FlagSet, getenv func(string) string) *Binder {
+	return &Binder{fs: fs, getenv: getenv}
+}
+
+// Err is every environment value that failed to parse, joined.
+func (b *Binder) Err() error { return errors.Join(b.errs...) }
+
+func (b *Binder) env(name string, parse func(string) error) {
 	if v := b.getenv(name); v != "" {
 		if err := parse(v); err != nil {
 			b.errs = append(b.errs, fmt.Errorf("environment variable %s=%q: %v", name, v, err))
@@ -567,20 +576,22 @@ func (b *binder) env(name string, parse func(string) error) {
 	}
 }
 
-func (b *binder) str(p *string, flagName, envName, usage string) {
+// Str binds a string flag.
+func (b *Binder) Str(p *string, flagName, envName, usage string) {
 	b.env(envName, func(v string) error { *p = v; return nil })
 	b.fs.StringVar(p, flagName, *p, usage+" ($"+envName+")")
 }
 
-// secret is str for a value that may hold a password (a database URL):
+// Secret is Str for a value that may hold a password (a database URL):
 // the environment's value is applied but never shown as the flag's
 // default, which --help and every flag error print.
-func (b *binder) secret(p *string, flagName, envName, usage string) {
+func (b *Binder) Secret(p *string, flagName, envName, usage string) {
 	b.env(envName, func(v string) error { *p = v; return nil })
 	b.fs.Func(flagName, usage+" ($"+envName+"; its value is not shown)", func(v string) error { *p = v; return nil })
 }
 
-func (b *binder) list(p *[]string, flagName, envName, usage string) {
+// List binds a comma-separated list flag.
+func (b *Binder) List(p *[]string, flagName, envName, usage string) {
 	set := func(v string) error {
 		*p = nil
 		for _, s := range strings.Split(v, ",") {
@@ -594,7 +605,8 @@ func (b *binder) list(p *[]string, flagName, envName, usage string) {
 	b.fs.Func(flagName, usage+" ($"+envName+")", set)
 }
 
-func (b *binder) int(p *int, flagName, envName, usage string) {
+// Int binds an integer flag.
+func (b *Binder) Int(p *int, flagName, envName, usage string) {
 	b.env(envName, func(v string) error {
 		n, err := strconv.Atoi(v)
 		*p = n
@@ -603,7 +615,8 @@ func (b *binder) int(p *int, flagName, envName, usage string) {
 	b.fs.IntVar(p, flagName, *p, usage+" ($"+envName+")")
 }
 
-func (b *binder) bytes(p *int64, flagName, envName, usage string) {
+// Bytes binds a byte-count flag.
+func (b *Binder) Bytes(p *int64, flagName, envName, usage string) {
 	b.env(envName, func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		*p = n
@@ -612,7 +625,8 @@ func (b *binder) bytes(p *int64, flagName, envName, usage string) {
 	b.fs.Int64Var(p, flagName, *p, usage+" in bytes ($"+envName+")")
 }
 
-func (b *binder) dur(p *time.Duration, flagName, envName, usage string) {
+// Dur binds a duration flag (Go syntax: 30s, 5m).
+func (b *Binder) Dur(p *time.Duration, flagName, envName, usage string) {
 	b.env(envName, func(v string) error {
 		d, err := time.ParseDuration(v)
 		*p = d
@@ -621,7 +635,8 @@ func (b *binder) dur(p *time.Duration, flagName, envName, usage string) {
 	b.fs.DurationVar(p, flagName, *p, usage+" ($"+envName+")")
 }
 
-func (b *binder) boolean(p *bool, flagName, envName, usage string) {
+// Boolean binds a boolean flag.
+func (b *Binder) Boolean(p *bool, flagName, envName, usage string) {
 	b.env(envName, func(v string) error {
 		x, err := strconv.ParseBool(v)
 		*p = x
