@@ -202,6 +202,12 @@ func cmdStatus(ctx context.Context, s settings, getenv func(string) string, log 
 		return exitFailed, err
 	}
 	defer ix.close()
+	if s.wait {
+		// Wait reads counts only; the summary below reads every item.
+		if _, err := ix.q.Wait(ctx, s.args[0], nil); err != nil {
+			return exitFailed, err
+		}
+	}
 	p, err := ix.q.Progress(ctx, s.args[0])
 	if err != nil {
 		return exitFailed, err

@@ -22,6 +22,7 @@ type settings struct {
 	lockfile      string
 	top           int
 	detach        bool
+	wait          bool
 	noProgress    bool
 	out           string
 	texts         stringList
@@ -70,6 +71,7 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 	fs.StringVar(&s.lockfile, "lockfile", "", "warm: a lockfile, a package.json, or a project directory holding one")
 	fs.IntVar(&s.top, "top", 100, "popular: how many of the most-used packages to warm")
 	fs.BoolVar(&s.detach, "detach", false, "warm, popular: submit the request, print its id and exit (workers elsewhere run it)")
+	fs.BoolVar(&s.wait, "wait", false, "status: wait until the request is finished (a CI step that submitted with --detach or POST /v1/warm)")
 	fs.BoolVar(&s.noProgress, "no-progress", false, "plain log lines even on a terminal")
 	fs.StringVar(&s.out, "out", "data/popular.json", "popular refresh: file to write")
 	fs.Var(&s.texts, "text", "popular refresh: a search query (repeatable; default a set of broad keywords)")

@@ -163,6 +163,12 @@ func TestDetachAndWorker(t *testing.T) {
 	// `warm` of the same version joins the queued job rather than adding
 	// one, and returns when the worker has run it.
 	code, out = c.run("warm", "gamma@1.0.0", "--no-progress", "--workers", "1")
+	// The detached request settles when the worker's job is recorded
+	// done, which may come after the joined `warm` returned: wait for it
+	// before stopping the worker.
+	if wcode, wout := c.run("status", "--wait", id); wcode != exitOK || !strings.Contains(wout, "warmed              1") {
+		t.Errorf("status --wait: exit %d:\n%s", wcode, wout)
+	}
 	cancel()
 	if got := <-done; got != exitOK {
 		t.Errorf("worker exit %d", got)
