@@ -89,32 +89,10 @@ func New(baseURL string, opt Options) (*Client, error) {
 // Endpoint is the URL requests are posted to.
 func (c *Client) Endpoint() string { return c.endpoint }
 
-// request is the /v1/explore body. Field names are the API's; empty
-// fields are left out so an older server never sees a field it lacks.
-type request struct {
-	Action            string   `json:"action"`
-	PackageName       string   `json:"packageName"`
-	Version           string   `json:"version,omitempty"`
-	Patterns          []string `json:"patterns,omitempty"`
-	Path              string   `json:"path,omitempty"`
-	Offset            int      `json:"offset,omitempty"`
-	Limit             int      `json:"limit,omitempty"`
-	Column            int      `json:"column,omitempty"`
-	Pattern           string   `json:"pattern,omitempty"`
-	CaseInsensitive   bool     `json:"caseInsensitive,omitempty"`
-	FixedStrings      bool     `json:"fixedStrings,omitempty"`
-	WholeWord         bool     `json:"wholeWord,omitempty"`
-	Include           []string `json:"include,omitempty"`
-	Exclude           []string `json:"exclude,omitempty"`
-	ContextLines      int      `json:"contextLines,omitempty"`
-	MaxMatches        int      `json:"maxMatches,omitempty"`
-	MaxMatchesPerFile int      `json:"maxMatchesPerFile,omitempty"`
-}
-
 // List returns every file path of the version, as the remote's list.
 func (c *Client) List(ctx context.Context, t explore.Target) (*explore.ListResult, error) {
 	var res explore.ListResult
-	err := c.call(ctx, request{Action: "list", PackageName: t.PackageName, Version: t.Version}, &res)
+	err := c.call(ctx, explore.Request{Action: "list", PackageName: t.PackageName, Version: t.Version}, &res)
 	return &res, err
 }
 
@@ -123,14 +101,14 @@ func (c *Client) Glob(ctx context.Context, t explore.Target, patterns []string) 
 	var res explore.ListResult
 	// A nil slice would be left out and the server would answer that
 	// patterns is missing, which is the right answer: pass it on as is.
-	err := c.call(ctx, request{Action: "glob", PackageName: t.PackageName, Version: t.Version, Patterns: patterns}, &res)
+	err := c.call(ctx, explore.Request{Action: "glob", PackageName: t.PackageName, Version: t.Version, Patterns: patterns}, &res)
 	return &res, err
 }
 
 // Read returns lines of one file, as the remote's read.
 func (c *Client) Read(ctx context.Context, r explore.ReadRequest) (*explore.ReadResult, error) {
 	var res explore.ReadResult
-	err := c.call(ctx, request{
+	err := c.call(ctx, explore.Request{
 		Action: "read", PackageName: r.PackageName, Version: r.Version,
 		Path: r.Path, Offset: r.Offset, Limit: r.Limit, Column: r.Column,
 	}, &res)
@@ -140,7 +118,7 @@ func (c *Client) Read(ctx context.Context, r explore.ReadRequest) (*explore.Read
 // Grep searches a version's files, as the remote's grep.
 func (c *Client) Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error) {
 	var res explore.GrepResult
-	err := c.call(ctx, request{
+	err := c.call(ctx, explore.Request{
 		Action: "grep", PackageName: r.PackageName, Version: r.Version,
 		Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings, WholeWord: r.WholeWord,
 		Include: r.Include, Exclude: r.Exclude, ContextLines: r.ContextLines,
@@ -149,7 +127,9 @@ func (c *Client) Grep(ctx context.Context, r explore.GrepRequest) (*explore.Grep
 	return &res, err
 }
 
-func (c *Client) call(ctx context.Context, body request, out any) error {
+// call posts body, the API's own request type (so the client cannot drift
+// from the server: empty fields are left out), and decodes the answer.
+func (c *Client) call(ctx context.Context, body explore.Request, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("encoding the %s request: %w", body.Action, err)

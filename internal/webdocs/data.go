@@ -1,13 +1,13 @@
 package webdocs
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
 // The parsers of the four data packages. Each takes the bytes of the file
@@ -17,30 +17,9 @@ import (
 // web-features 3.40.0).
 
 // stringOrList is a front-matter or BCD field that is either one string or
-// a list of them ("browser-compat", "spec-urls", "spec_url", "spec").
-type stringOrList []string
-
-func (l *stringOrList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		*l = nil
-		return nil
-	case bytes.HasPrefix(b, []byte(`"`)):
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*l = stringOrList{s}
-		return nil
-	}
-	var ss []string
-	if err := json.Unmarshal(b, &ss); err != nil {
-		return errors.New("want a string or a list of strings")
-	}
-	*l = ss
-	return nil
-}
+// a list of them ("browser-compat", "spec-urls", "spec_url", "spec"): the
+// same shape explore's request fields take.
+type stringOrList = explore.StringList
 
 // page is one MDN page of the content inventory.
 type page struct {
