@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/semver"
 )
 
 // Registry is a fake npm registry backed by an httptest server. It is safe
@@ -151,7 +153,7 @@ func (r *Registry) Publish(name, ver string, tgz []byte, opts ...PublishOption) 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if _, ok := parseSemver(ver); !ok {
+	if !semver.Valid(ver) {
 		r.t.Fatalf("fakeregistry: Publish(%q, %q): not a semver version", name, ver)
 	}
 	sum512 := sha512.Sum512(tgz)
@@ -471,4 +473,28 @@ func tarStats(tgz []byte) (size int64, files int) {
 			files++
 		}
 	}
+}
+
+// highest picks the highest release, or the highest prerelease when there
+// is no release, among versions not published under another tag: what npm
+// publish leaves as dist-tags.latest.
+func highest(versions map[string]*version) string {
+	var best, bestPre string
+	for v, meta := range versions {
+		if meta.tagged {
+			continue
+		}
+		core, _, _ := strings.Cut(v, "+")
+		if !strings.Contains(core, "-") {
+			if best == "" || semver.Compare(v, best) > 0 {
+				best = v
+			}
+		} else if bestPre == "" || semver.Compare(v, bestPre) > 0 {
+			bestPre = v
+		}
+	}
+	if best != "" {
+		return best
+	}
+	return bestPre
 }

@@ -209,19 +209,23 @@ func status(url string) int {
 	return resp.StatusCode
 }
 
-func TestSemverOrder(t *testing.T) {
-	ordered := []string{"0.0.1", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta",
-		"1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.2.0", "1.10.0", "10.0.0"}
-	for i := 1; i < len(ordered); i++ {
-		a, okA := parseSemver(ordered[i-1])
-		b, okB := parseSemver(ordered[i])
-		if !okA || !okB || a.compare(b) >= 0 || b.compare(a) <= 0 {
-			t.Errorf("want %s < %s", ordered[i-1], ordered[i])
-		}
+// TestLatestIsHighestRelease: without an explicit tag, latest follows the
+// highest release by semver precedence (10.0.0 above 9.0.0, a release
+// above its prereleases), and a prerelease only when there is no release.
+func TestLatestIsHighestRelease(t *testing.T) {
+	r := New(t)
+	tgz := tarballtest.Package(t, map[string]string{"a.js": ""})
+	r.Publish("pre", "1.0.0-beta.2", tgz)
+	r.Publish("pre", "1.0.0-beta.11", tgz)
+	for _, v := range []string{"1.0.0-rc.1", "9.0.0", "10.0.0", "1.10.0"} {
+		r.Publish("rel", v, tgz)
 	}
-	for _, bad := range []string{"1", "1.0", "01.0.0", "1.0.0-", "a.b.c", "1.0.0-a..b"} {
-		if _, ok := parseSemver(bad); ok {
-			t.Errorf("parseSemver(%q) ok, want rejected", bad)
-		}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if got := r.pkgs["rel"].distTags["latest"]; got != "10.0.0" {
+		t.Errorf("latest of rel = %s, want 10.0.0", got)
+	}
+	if got := r.pkgs["pre"].distTags["latest"]; got != "1.0.0-beta.11" {
+		t.Errorf("latest of pre = %s, want 1.0.0-beta.11", got)
 	}
 }
