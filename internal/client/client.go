@@ -16,11 +16,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // Options configure a Client.
@@ -217,18 +217,8 @@ func decodeError(resp *http.Response, data []byte) error {
 // retryAfter parses Retry-After in seconds or as an HTTP date; 0 if absent
 // or unreadable.
 func retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d.Round(time.Second)
-		}
-	}
-	return 0
+	d, _ := upstream.ParseRetryAfter(v, time.Now())
+	return d
 }
 
 // Error is a failure answered by (or on the way to) the remote pkgscope.

@@ -20,9 +20,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // Config configures a Client. A zero limit takes its value from
@@ -267,9 +268,7 @@ func statusError(status int, msg, retryAfter, what string) error {
 		return &UnavailableError{Status: status, Err: fmt.Errorf("%s: %s: %w", what, msg, ErrPackageTooLarge)}
 	}
 	ue := &UnavailableError{Status: status, Err: fmt.Errorf("%s: jsDelivr answered %d %s", what, status, msg)}
-	if secs, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && secs > 0 {
-		ue.RetryAfter = time.Duration(min(secs, 86400)) * time.Second
-	}
+	ue.RetryAfter, _ = upstream.ParseRetryAfter(retryAfter, time.Now())
 	return ue
 }
 

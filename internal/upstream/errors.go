@@ -66,30 +66,40 @@ func transportError(caller context.Context, what string, err error) error {
 	return &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
 }
 
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP-date
-// (a date already past gives 0). Missing, negative or unparseable values
-// give defaultRetryAfter; huge ones are capped at maxRetryAfter.
+// retryAfter reads a registry's Retry-After: ParseRetryAfter, or
+// defaultRetryAfter when the header is missing or unreadable.
 func retryAfter(h string, now time.Time) time.Duration {
+	if d, ok := ParseRetryAfter(h, now); ok {
+		return d
+	}
+	return defaultRetryAfter
+}
+
+// ParseRetryAfter parses a Retry-After header, delay-seconds or an
+// HTTP-date (a date already past gives 0), capped at maxRetryAfter. ok is
+// false when the header is missing, negative or unreadable. Every client
+// of an upstream (the registry, jsDelivr, a remote pkgscope) reads it here.
+func ParseRetryAfter(h string, now time.Time) (d time.Duration, ok bool) {
 	h = strings.TrimSpace(h)
 	if h == "" {
-		return defaultRetryAfter
+		return 0, false
 	}
 	if secs, err := strconv.ParseInt(h, 10, 64); err == nil {
 		if secs < 0 {
-			return defaultRetryAfter
+			return 0, false
 		}
 		if secs > int64(maxRetryAfter/time.Second) {
-			return maxRetryAfter
+			return maxRetryAfter, true
 		}
-		return time.Duration(secs) * time.Second
+		return time.Duration(secs) * time.Second, true
 	}
 	if t, err := http.ParseTime(h); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return min(d.Round(time.Second), maxRetryAfter)
+			return min(d.Round(time.Second), maxRetryAfter), true
 		}
-		return 0
+		return 0, true
 	}
-	return defaultRetryAfter
+	return 0, false
 }
 
 // maxRetryAfter caps what a registry may ask for: beyond a day the number
