@@ -14,10 +14,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -228,4 +230,14 @@ func SplitHashes(b []byte) ([]Hash, error) {
 		copy(hs[i][:], b[i*len(Hash{}):])
 	}
 	return hs, nil
+}
+
+// SortedUnique returns blobs sorted by hash with duplicates dropped,
+// without modifying the caller's slice: both stores write blobs in this
+// order, so keys enter the blobs index in order (each b-tree page touched
+// once) and two concurrent writers lock rows in the same order.
+func SortedUnique(blobs []Blob) []Blob {
+	out := slices.Clone(blobs)
+	slices.SortFunc(out, func(a, b Blob) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
+	return slices.CompactFunc(out, func(a, b Blob) bool { return a.Hash == b.Hash })
 }

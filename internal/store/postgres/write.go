@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,7 +25,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	if len(blobs) == 0 {
 		return nil
 	}
-	blobs = sortedUnique(blobs)
+	blobs = store.SortedUnique(blobs)
 	hashes := make([][]byte, len(blobs))
 	for i := range blobs {
 		hashes[i] = blobs[i].Hash[:]
@@ -102,14 +100,6 @@ func (s *Store) insertBlobs(ctx context.Context, b *insertBatch) error {
 	}
 	b.reset()
 	return nil
-}
-
-// sortedUnique returns blobs sorted by hash with duplicates dropped,
-// without modifying the caller's slice.
-func sortedUnique(blobs []store.Blob) []store.Blob {
-	out := slices.Clone(blobs)
-	slices.SortFunc(out, func(a, b store.Blob) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
-	return slices.CompactFunc(out, func(a, b store.Blob) bool { return a.Hash == b.Hash })
 }
 
 // CommitVersion implements store.Writer. It runs one transaction: an

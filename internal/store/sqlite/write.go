@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -28,7 +27,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	if len(blobs) == 0 {
 		return nil
 	}
-	blobs = sortedUnique(blobs)
+	blobs = store.SortedUnique(blobs)
 	stored, err := s.storedHashes(ctx, blobs)
 	if err != nil {
 		return fmt.Errorf("sqlite: put blobs: find stored: %w", err)
@@ -137,15 +136,6 @@ func ignoreDone(err error) error {
 		return nil
 	}
 	return err
-}
-
-// sortedUnique returns blobs sorted by hash with duplicates dropped,
-// without modifying the caller's slice. Sorted keys insert into the
-// blobs index in order, touching each b-tree page once.
-func sortedUnique(blobs []store.Blob) []store.Blob {
-	out := slices.Clone(blobs)
-	slices.SortFunc(out, func(a, b store.Blob) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
-	return slices.CompactFunc(out, func(a, b store.Blob) bool { return a.Hash == b.Hash })
 }
 
 // CommitVersion implements store.Writer. It runs one write transaction:
