@@ -104,13 +104,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	})
 	m.WatchCache(a.Cache.Stats)
 	fillOpt.Index = searcher.Later(cfg.FillTimeout)
+	resolver := resolve.New(reg, st)
 	var filler fill.Filler = m.Filler(fill.New(st, reg, fillOpt))
 	// Warm jobs share the miss path but wait for the index, so a warmed
 	// version is greppable when its job ends.
 	warmFill := fillOpt
 	warmFill.Index = searcher
 	if a.Warm, err = warm.Open(ctx, st, warm.Deps{
-		Fill: fill.New(st, reg, warmFill), Resolve: resolve.New(reg, st), Index: searcher, Logger: log,
+		Fill: fill.New(st, reg, warmFill), Resolve: resolver, Index: searcher, Logger: log,
 	}, warm.DefaultConfig()); err != nil {
 		a.Close()
 		return nil, err
@@ -128,7 +129,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	filler = warm.OnMiss(filler, a.Warm, log)
 	// The miss path (filler) reads the store itself; serving reads go
 	// through the cache.
-	svc := explore.New(a.Cache.Reader(st), a.Cache.Resolver(resolve.New(reg, st)), filler, searcher, explore.Limits{
+	svc := explore.New(a.Cache.Reader(st), a.Cache.Resolver(resolver), filler, searcher, explore.Limits{
 		DefaultReadLimit: cfg.DefaultReadLimit,
 		MaxReadLimit:     cfg.MaxReadLimit,
 		MaxLineWidth:     cfg.MaxLineWidth,
