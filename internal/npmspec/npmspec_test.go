@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pkgscope/pkgscope/internal/semver/nodesemver"
+	"github.com/pkgscope/pkgscope/internal/nodesemver"
 )
 
 func TestValidateName(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pkgscope/pkgscope/internal/semver/nodesemver"
+	"github.com/pkgscope/pkgscope/internal/nodesemver"
 )
 
 // MaxSpecLength bounds a version spec in bytes. node-semver caps versions

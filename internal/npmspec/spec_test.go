@@ -3,7 +3,7 @@ package npmspec
 import (
 	"testing"
 
-	"github.com/pkgscope/pkgscope/internal/semver/nodesemver"
+	"github.com/pkgscope/pkgscope/internal/nodesemver"
 )
 
 // FuzzCanonicalAgrees: the X.Y.Z fast path answers exactly what node-semver

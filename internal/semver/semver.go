@@ -16,8 +16,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/nodesemver"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
-	"github.com/pkgscope/pkgscope/internal/semver/nodesemver"
 )
 
 // ErrNoMatch is matched (errors.Is) by Select's error when no published

@@ -9,7 +9,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
-	"github.com/pkgscope/pkgscope/internal/semver/nodesemver"
+	"github.com/pkgscope/pkgscope/internal/nodesemver"
 )
 
 // fixture is one lockfile of internal/lockfile/testdata (written there by

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// vectors is ../testdata/vectors.json, recorded from node-semver by
-// ../testdata/gen.js.
+// vectors is ../semver/testdata/vectors.json, recorded from node-semver by
+// ../semver/testdata/gen.js.
 type vectors struct {
 	Semver   string   `json:"semver"`
 	Versions []string `json:"versions"`
@@ -32,9 +32,9 @@ type vectors struct {
 
 func loadVectors(t testing.TB) *vectors {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/vectors.json")
+	b, err := os.ReadFile("../semver/testdata/vectors.json")
 	if err != nil {
-		t.Fatalf("reading vectors (regenerate with node ../testdata/gen.js): %v", err)
+		t.Fatalf("reading vectors (regenerate with node ../semver/testdata/gen.js): %v", err)
 	}
 	var v vectors
 	if err := json.Unmarshal(b, &v); err != nil {

@@ -11,7 +11,7 @@
 // instead of per comparator set (so `>=1.2.3-alpha <2` refuses
 // 1.2.3-beta), accepts 91 ranges node-semver rejects, and disagrees on
 // versions ("v1.2.3" invalid, 2^53 valid). This port passes every vector in
-// ../testdata/vectors.json, which ../testdata/gen.js records from
+// ../semver/testdata/vectors.json, which ../semver/testdata/gen.js records from
 // node-semver 7.8.5; rerun it to check a newer release.
 //
 // The port keeps node-semver's quirks on purpose, because they decide what
