@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -13,8 +14,11 @@ import (
 // milliseconds (0 for immutable entries) and the payload. The expiry
 // travels with the value so that a replica copying it into its local layer
 // keeps the writer's deadline instead of starting a fresh TTL.
+//
+// envelopeV2 added each file's mode and tarball order to file lists; a V1
+// entry is refused like a corrupt one, so it is a miss and is overwritten.
 const (
-	envelopeV1     = 1
+	envelopeV2     = 2
 	envelopeHeader = 1 + 8
 )
 
@@ -22,7 +26,7 @@ var errCorrupt = errors.New("cache: corrupt entry")
 
 func seal(payload []byte, expires time.Time) []byte {
 	b := make([]byte, envelopeHeader, envelopeHeader+len(payload))
-	b[0] = envelopeV1
+	b[0] = envelopeV2
 	if !expires.IsZero() {
 		binary.BigEndian.PutUint64(b[1:], uint64(expires.UnixMilli()))
 	}
@@ -30,7 +34,7 @@ func seal(payload []byte, expires time.Time) []byte {
 }
 
 func unseal(b []byte) (payload []byte, expires time.Time, err error) {
-	if len(b) < envelopeHeader || b[0] != envelopeV1 {
+	if len(b) < envelopeHeader || b[0] != envelopeV2 {
 		return nil, time.Time{}, errCorrupt
 	}
 	if ms := binary.BigEndian.Uint64(b[1:]); ms != 0 {
@@ -40,12 +44,13 @@ func unseal(b []byte) (payload []byte, expires time.Time, err error) {
 }
 
 // encodeFiles writes a file list compactly: a count, then per file the
-// path length and bytes, size, sha256 and a binary flag. Paths are bytes,
+// path length and bytes, size, sha256, a binary flag, the mode and the
+// tarball order. Paths are bytes,
 // not JSON strings: they may be invalid UTF-8, which JSON would mangle.
 func encodeFiles(files []store.File) []byte {
 	n := binary.MaxVarintLen64
 	for _, f := range files {
-		n += 2*binary.MaxVarintLen64 + len(f.Path) + len(f.Hash) + 1
+		n += 4*binary.MaxVarintLen64 + len(f.Path) + len(f.Hash) + 1
 	}
 	b := make([]byte, 0, n)
 	b = binary.AppendUvarint(b, uint64(len(files)))
@@ -59,13 +64,16 @@ func encodeFiles(files []store.File) []byte {
 		} else {
 			b = append(b, 0)
 		}
+		b = binary.AppendUvarint(b, uint64(f.Mode))
+		b = binary.AppendUvarint(b, uint64(f.Order))
 	}
 	return b
 }
 
 // minFileBytes is the smallest encoding of one file: empty path (1), size
-// (1), hash (32), flag (1). It bounds the count a corrupt header may claim.
-const minFileBytes = 1 + 1 + 32 + 1
+// (1), hash (32), flag (1), mode (1), order (1). It bounds the count a
+// corrupt header may claim.
+const minFileBytes = 1 + 1 + 32 + 1 + 1 + 1
 
 // decodeFiles parses encodeFiles' output. It refuses anything
 // encodeFiles cannot produce: trailing bytes, a flag other than 0 or 1,
@@ -104,6 +112,18 @@ func decodeFiles(b []byte) ([]store.File, error) {
 			return nil, fmt.Errorf("%w: binary flag of file %d", errCorrupt, i)
 		}
 		b = b[len(f.Hash)+1:]
+		mode, n := binary.Uvarint(b)
+		if n <= 0 || mode > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: mode of file %d", errCorrupt, i)
+		}
+		f.Mode = uint32(mode)
+		b = b[n:]
+		order, n := binary.Uvarint(b)
+		if n <= 0 || order > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: order of file %d", errCorrupt, i)
+		}
+		f.Order = int(order)
+		b = b[n:]
 		if i > 0 && files[i-1].Path >= f.Path {
 			return nil, fmt.Errorf("%w: file %d out of order", errCorrupt, i)
 		}
@@ -116,8 +136,8 @@ func decodeFiles(b []byte) ([]store.File, error) {
 
 // filesCost estimates the memory a decoded list holds.
 func filesCost(files []store.File) int64 {
-	// store.File is 16 (string header) + 8 + 32 + 1, padded to 64.
-	n := int64(len(files)) * 64
+	// store.File is 16 (string header) + 8 + 32 + 1 + 4 + 8, padded to 72.
+	n := int64(len(files)) * 72
 	for _, f := range files {
 		n += int64(len(f.Path))
 	}

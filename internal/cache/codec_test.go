@@ -17,8 +17,8 @@ func TestFilesRoundTrip(t *testing.T) {
 		{"empty", []store.File{}},
 		{"one", []store.File{{Path: "index.js", Size: 12, Hash: store.HashOf([]byte("x"))}}},
 		{"binary, large, odd bytes", []store.File{
-			{Path: "a\xff\xfe.bin", Size: 1 << 40, Hash: store.HashOf([]byte("a")), Binary: true},
-			{Path: "b/\u00e9.js", Size: 0, Hash: store.HashOf(nil)},
+			{Path: "a\xff\xfe.bin", Size: 1 << 40, Hash: store.HashOf([]byte("a")), Binary: true, Mode: 0o100755, Order: 1},
+			{Path: "b/\u00e9.js", Size: 0, Hash: store.HashOf(nil), Mode: 0o100644, Order: 0},
 		}},
 	}
 	for _, tt := range tests {
@@ -41,7 +41,7 @@ func TestFilesRoundTrip(t *testing.T) {
 
 func TestDecodeFilesRefusesWhatEncodeCannotProduce(t *testing.T) {
 	good := encodeFiles([]store.File{{Path: "a"}, {Path: "b"}})
-	flag := len(good) - 1
+	flag := len(good) - 3
 	tests := map[string][]byte{
 		"empty":           nil,
 		"huge count":      {0xff, 0xff, 0xff, 0xff, 0x0f},
@@ -66,7 +66,8 @@ func TestEnvelope(t *testing.T) {
 			t.Errorf("unseal(seal(%v)) = %q, %v, %v", e, p, got, err)
 		}
 	}
-	for _, b := range [][]byte{nil, {envelopeV1}, {2, 0, 0, 0, 0, 0, 0, 0, 0}} {
+	// {1, …}: a V1 entry, written before file lists carried modes.
+	for _, b := range [][]byte{nil, {envelopeV2}, {1, 0, 0, 0, 0, 0, 0, 0, 0}} {
 		if _, _, err := unseal(b); !errors.Is(err, errCorrupt) {
 			t.Errorf("unseal(%v): %v", b, err)
 		}

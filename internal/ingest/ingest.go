@@ -242,18 +242,23 @@ func (u *unpacker) entry(tr *tar.Reader, stream *capReader, hdr *tar.Header) err
 		return stream.explain(err, fmt.Sprintf("reading %q", p))
 	}
 	u.unpacked += int64(len(body))
-	return u.add(p, body)
+	return u.add(p, body, hdr.Mode)
 }
 
-// add records a file (last duplicate wins) and queues its body.
-func (u *unpacker) add(p string, body []byte) error {
-	f := store.File{Path: p, Size: int64(len(body)), Hash: store.HashOf(body), Binary: IsBinary(body)}
+// add records a file (last duplicate wins, in the first one's place, as
+// npm diff orders it) and queues its body. Only the permission bits of
+// mode are kept, as node-tar reads them (mode & 0o7777).
+func (u *unpacker) add(p string, body []byte, mode int64) error {
+	f := store.File{Path: p, Size: int64(len(body)), Hash: store.HashOf(body), Binary: IsBinary(body),
+		Mode: store.ModeRegular | uint32(mode&0o7777)}
 	if i, ok := u.index[p]; ok {
 		// The earlier body may already be written; unreferenced blobs
 		// are harmless.
+		f.Order = u.files[i].Order
 		u.files[i] = f
 	} else {
 		u.index[p] = len(u.files)
+		f.Order = len(u.files)
 		u.files = append(u.files, f)
 	}
 	if u.seen[f.Hash] {

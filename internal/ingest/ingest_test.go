@@ -20,10 +20,12 @@ import (
 func TestStoresFilesSortedWithHashesAndBinaryFlag(t *testing.T) {
 	t.Parallel()
 	bin := []byte("\x7fELF\x00\x01")
+	tool := tb.Bytes("package/bin/tool", bin)
+	tool.Header.Mode = 0o100755 // file-type bits too: only the permissions are kept
 	tgz := tb.TGZ(t,
 		tb.File("package/package.json", `{"name":"demo"}`),
 		tb.File("package/lib/b.js", "b"),
-		tb.Bytes("package/bin/tool", bin),
+		tool,
 		tb.File("package/lib/a.js", "a"),
 		tb.File("package/empty.txt", ""),
 	)
@@ -33,11 +35,11 @@ func TestStoresFilesSortedWithHashesAndBinaryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []store.File{
-		{Path: "bin/tool", Size: int64(len(bin)), Hash: store.HashOf(bin), Binary: true},
-		{Path: "empty.txt", Size: 0, Hash: store.HashOf(nil)},
-		{Path: "lib/a.js", Size: 1, Hash: store.HashOf([]byte("a"))},
-		{Path: "lib/b.js", Size: 1, Hash: store.HashOf([]byte("b"))},
-		{Path: "package.json", Size: 15, Hash: store.HashOf([]byte(`{"name":"demo"}`))},
+		{Path: "bin/tool", Size: int64(len(bin)), Hash: store.HashOf(bin), Binary: true, Mode: 0o100755, Order: 2},
+		{Path: "empty.txt", Size: 0, Hash: store.HashOf(nil), Mode: 0o100644, Order: 4},
+		{Path: "lib/a.js", Size: 1, Hash: store.HashOf([]byte("a")), Mode: 0o100644, Order: 3},
+		{Path: "lib/b.js", Size: 1, Hash: store.HashOf([]byte("b")), Mode: 0o100644, Order: 1},
+		{Path: "package.json", Size: 15, Hash: store.HashOf([]byte(`{"name":"demo"}`)), Mode: 0o100644, Order: 0},
 	}
 	if !slices.Equal(res.Files, want) {
 		t.Errorf("Files = %+v\nwant %+v", res.Files, want)
@@ -272,6 +274,12 @@ func TestLastDuplicateWins(t *testing.T) {
 	}
 	if res.TotalBytes != 6 {
 		t.Errorf("TotalBytes = %d, want 6 (duplicates replaced, not added)", res.TotalBytes)
+	}
+	// npm diff keeps a duplicate in its first entry's place (a JS Set).
+	for _, f := range res.Files {
+		if want := map[string]int{"a.js": 0, "b.js": 1}[f.Path]; f.Order != want {
+			t.Errorf("%s: Order %d, want %d", f.Path, f.Order, want)
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -60,7 +61,21 @@ type File struct {
 	Hash Hash
 	// Binary is true when the body is not text (see ingest.IsBinary).
 	Binary bool
+	// Mode is the entry's git-style file mode: ModeRegular | the tar
+	// header's permission bits (mode & 0o7777), e.g. 0o100644. npm diff
+	// prints it on its "index vA..vB 100644" lines. 0 means unknown: a
+	// version stored before the mode was kept (migration 00005), or one
+	// read from the jsDelivr fallback.
+	Mode uint32
+	// Order is the position of the path's first entry among the
+	// version's regular files in the tarball (0-based): npm diff lists
+	// files in tarball order. Unknown orders are all 0, so a stable sort
+	// by Order keeps byte order.
+	Order int
 }
+
+// ModeRegular is the file-type bits of File.Mode (git's regular file).
+const ModeRegular = 0o100000
 
 // Blob is a file body with its hash.
 type Blob struct {
@@ -113,6 +128,9 @@ func (v NewVersion) Validate() error {
 	for i, f := range v.Files {
 		if f.Size < 0 {
 			return fmt.Errorf("store: %s@%s: file %q has negative size %d", v.Name, v.Version, f.Path, f.Size)
+		}
+		if f.Order < 0 || f.Order > math.MaxInt32 || f.Mode > math.MaxInt32 {
+			return fmt.Errorf("store: %s@%s: file %q has order %d, mode %o: out of range", v.Name, v.Version, f.Path, f.Order, f.Mode)
 		}
 		if i > 0 && v.Files[i-1].Path >= f.Path {
 			return fmt.Errorf("store: %s@%s: files not in strict path order at %d: %q then %q",

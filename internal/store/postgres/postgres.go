@@ -198,7 +198,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	// A ready version's rows never change, so reading them outside the
 	// transaction that found the id is consistent.
 	rows, err := s.pool.Query(ctx, `
-		SELECT path, hash, size, is_binary FROM files
+		SELECT path, hash, size, is_binary, mode, ord FROM files
 		WHERE version_id = $1 ORDER BY path`, id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, interpretError(err))
@@ -206,15 +206,17 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	defer rows.Close()
 	files := make([]store.File, 0, count)
 	var path, hash []byte
+	var mode int64
 	for rows.Next() {
 		var f store.File
-		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary); err != nil {
+		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &mode, &f.Order); err != nil {
 			return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, err)
 		}
 		if len(hash) != len(f.Hash) {
 			return nil, fmt.Errorf("postgres: files of %s@%s: %q has a %d-byte hash", name, version, path, len(hash))
 		}
 		f.Path = string(path)
+		f.Mode = uint32(mode)
 		copy(f.Hash[:], hash)
 		files = append(files, f)
 	}

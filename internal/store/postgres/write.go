@@ -141,10 +141,10 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 		// them, and it leaves the version ready), so there is nothing to
 		// clear before the COPY.
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"files"},
-			[]string{"version_id", "path", "hash", "size", "is_binary"},
+			[]string{"version_id", "path", "hash", "size", "is_binary", "mode", "ord"},
 			pgx.CopyFromSlice(len(v.Files), func(i int) ([]any, error) {
 				f := &v.Files[i]
-				return []any{id, []byte(f.Path), f.Hash[:], f.Size, f.Binary}, nil
+				return []any{id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, int32(f.Mode), int32(f.Order)}, nil
 			}))
 		if err != nil {
 			return fmt.Errorf("record %d files: %w", len(v.Files), interpretError(err))

@@ -82,6 +82,17 @@ func newFixture(name, version string, bodies map[string][]byte) fixture {
 		fx.blobs = append(fx.blobs, store.Blob{Hash: h, Data: body})
 	}
 	slices.SortFunc(fx.v.Files, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+	// Tarball order reversed from byte order and modes that vary, so
+	// reading back checks that both are kept per file (npm diff prints
+	// them), not defaulted.
+	for i := range fx.v.Files {
+		f := &fx.v.Files[i]
+		f.Order = len(fx.v.Files) - 1 - i
+		f.Mode = store.ModeRegular | 0o644
+		if i%3 == 1 {
+			f.Mode = store.ModeRegular | 0o755
+		}
+	}
 	return fx
 }
 
@@ -134,6 +145,12 @@ func checkReady(t *testing.T, s store.Store, fx fixture) {
 	}
 	if !slices.Equal(files, fx.v.Files) {
 		t.Errorf("Files = %q\nwant    %q", paths(files), paths(fx.v.Files))
+		for i := range min(len(files), len(fx.v.Files)) {
+			if files[i] != fx.v.Files[i] {
+				t.Errorf("file %d = %+v\nwant     %+v", i, files[i], fx.v.Files[i])
+				break
+			}
+		}
 	}
 	for _, b := range fx.blobs {
 		body, err := s.Blob(ctx, b.Hash)
