@@ -60,6 +60,7 @@ type version struct {
 	integrity  string
 	shasum     string
 	deprecated string
+	deps       map[string]string
 	// tagged is set when the version was published under another dist-tag
 	// than latest, which keeps it out of the latest computation.
 	tagged bool
@@ -116,6 +117,7 @@ type publishOpts struct {
 	integrity    string
 	tarballURL   string
 	deprecated   string
+	deps         map[string]string
 	setIntegrity bool
 }
 
@@ -137,6 +139,12 @@ func WithIntegrity(sri string) PublishOption {
 // WithTarballURL sets dist.tarball to u instead of the registry's own URL.
 // The tarball is still served at the registry's own URL.
 func WithTarballURL(u string) PublishOption { return func(o *publishOpts) { o.tarballURL = u } }
+
+// WithDependencies lists the version's dependencies (name → range) in its
+// packument, so that the real npm CLI can resolve a tree from the registry.
+func WithDependencies(deps map[string]string) PublishOption {
+	return func(o *publishOpts) { o.deps = deps }
+}
 
 // Deprecated marks the version deprecated with msg.
 func Deprecated(msg string) PublishOption { return func(o *publishOpts) { o.deprecated = msg } }
@@ -163,6 +171,7 @@ func (r *Registry) Publish(name, ver string, tgz []byte, opts ...PublishOption) 
 		integrity:  "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]),
 		shasum:     hex.EncodeToString(sum1[:]),
 		deprecated: o.deprecated,
+		deps:       o.deps,
 	}
 	v.unpackedSize, v.fileCount = tarStats(tgz)
 	v.tagged = o.tag != "" && o.tag != "latest"
@@ -395,10 +404,11 @@ type abbreviated struct {
 }
 
 type abbreviatedVers struct {
-	Name       string          `json:"name"`
-	Version    string          `json:"version"`
-	Dist       abbreviatedDist `json:"dist"`
-	Deprecated string          `json:"deprecated,omitempty"`
+	Name         string            `json:"name"`
+	Version      string            `json:"version"`
+	Dependencies map[string]string `json:"dependencies,omitempty"`
+	Dist         abbreviatedDist   `json:"dist"`
+	Deprecated   string            `json:"deprecated,omitempty"`
 }
 
 type abbreviatedDist struct {
@@ -420,7 +430,7 @@ func (r *Registry) servePackument(w http.ResponseWriter, name string) {
 			doc.DistTags[tag] = v
 		}
 		for ver, v := range p.versions {
-			doc.Versions[ver] = abbreviatedVers{Name: name, Version: ver, Deprecated: v.deprecated, Dist: abbreviatedDist{
+			doc.Versions[ver] = abbreviatedVers{Name: name, Version: ver, Deprecated: v.deprecated, Dependencies: v.deps, Dist: abbreviatedDist{
 				Tarball: v.tarball, Integrity: v.integrity, Shasum: v.shasum, UnpackedSize: v.unpackedSize, FileCount: v.fileCount,
 			}}
 		}

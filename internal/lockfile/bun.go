@@ -102,10 +102,13 @@ func parseBun(data []byte, lim Limits) (*Lockfile, error) {
 		i := byKey[key]
 		path, _ := bunPath(key)
 		info := infos[i]
-		for _, sec := range []map[string]string{info.Dependencies, info.OptionalDependencies, info.PeerDependencies} {
+		for s, sec := range []map[string]string{info.Dependencies, info.OptionalDependencies, info.PeerDependencies} {
 			for _, name := range sortedKeys(sec) {
 				if j, ok := resolve(path, name); ok && j != i {
 					g.edge(i, j)
+					if s == 2 {
+						g.peer(i, j)
+					}
 				}
 			}
 		}
@@ -119,7 +122,7 @@ func parseBun(data []byte, lim Limits) (*Lockfile, error) {
 		decl := mergeSections(ws.Dependencies, ws.OptionalDependencies, ws.PeerDependencies, ws.DevDependencies)
 		for _, name := range sortedKeys(decl) {
 			if i, ok := resolve(from, name); ok {
-				g.root(i, decl[name].dev)
+				g.rootIn(dir, i, decl[name].dev)
 				if dir == "" {
 					g.deps[i].Direct = true
 				}
@@ -127,7 +130,7 @@ func parseBun(data []byte, lim Limits) (*Lockfile, error) {
 		}
 	}
 	g.markDev()
-	lf.Deps = g.deps
+	lf.Deps, lf.graph = g.deps, &g
 	return lf, nil
 }
 

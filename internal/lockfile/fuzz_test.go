@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,23 @@ func fuzzParse(f *testing.F, names ...string) {
 			return
 		}
 		checkInvariants(t, lf)
+		// Tree parses the same bytes the same way, and every folder it
+		// lays out ends in its package's name.
+		tlf, tree, err := DefaultLimits().Tree(name, data, nil)
+		if err != nil {
+			t.Fatalf("Parse accepted the file but Tree did not: %v", err)
+		}
+		if len(tlf.Deps) != len(lf.Deps) {
+			t.Fatalf("Tree read %d deps, Parse %d", len(tlf.Deps), len(lf.Deps))
+		}
+		for i, in := range tree {
+			if !strings.HasSuffix(in.Path, "node_modules/"+in.Name) {
+				t.Fatalf("folder %q does not end in node_modules/%s", in.Path, in.Name)
+			}
+			if i > 0 && tree[i-1].Path >= in.Path {
+				t.Fatalf("folders not sorted and unique at %q", in.Path)
+			}
+		}
 	})
 }
 

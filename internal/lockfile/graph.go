@@ -8,6 +8,37 @@ type depGraph struct {
 	edges [][]int
 	prod  []int // instances that roots need for production
 	dev   []int // instances that roots need for development
+	// roots lists every root requirement with the folder of the importer
+	// that declares it ("" for the project itself), for Tree's hoisting.
+	roots []graphRoot
+	// peers holds the edges that are peer dependencies, where the format
+	// says so (pnpm, bun).
+	peers map[[2]int]bool
+	// soft holds edges Tree lays out that markDev does not follow.
+	soft map[int][]int
+}
+
+// layoutOnly records an edge that Tree lays out but Dev ignores.
+func (g *depGraph) layoutOnly(from, to int) {
+	if g.soft == nil {
+		g.soft = map[int][]int{}
+	}
+	g.soft[from] = append(g.soft[from], to)
+}
+
+// peer records that the edge from → to is a peer dependency.
+func (g *depGraph) peer(from, to int) {
+	if g.peers == nil {
+		g.peers = map[[2]int]bool{}
+	}
+	g.peers[[2]int{from, to}] = true
+}
+
+// graphRoot is one dependency of an importer (the project root or a
+// workspace folder) on instance i.
+type graphRoot struct {
+	dir string
+	i   int
 }
 
 // add appends d and returns its index.
@@ -24,7 +55,12 @@ func (g *depGraph) edge(from, to int) {
 
 // root records that a root depends on instance i, as a dev dependency or
 // not.
-func (g *depGraph) root(i int, dev bool) {
+func (g *depGraph) root(i int, dev bool) { g.rootIn("", i, dev) }
+
+// rootIn records that the importer in folder dir ("" is the project
+// root) depends on instance i.
+func (g *depGraph) rootIn(dir string, i int, dev bool) {
+	g.roots = append(g.roots, graphRoot{dir: dir, i: i})
 	if dev {
 		g.dev = append(g.dev, i)
 	} else {

@@ -19,6 +19,10 @@
 // be warmed: they never make a parse fail. Aliases ("foo": "npm:bar@^1")
 // are Deps of Kind Alias whose Target is the package to warm.
 //
+// Tree also lays out the node_modules folders the lockfile installs, as
+// `npm ci` would (tree.go): npm lockfiles say so themselves, and the other
+// formats are hoisted as npm's arborist hoists.
+//
 // The fixtures under testdata/ were written by the tools themselves (see
 // testdata/README.md), and the tests replay them.
 package lockfile
@@ -153,6 +157,11 @@ type Lockfile struct {
 	// Kind, Target) and sorted by those fields. Of duplicates, the one
 	// kept is Direct if any was, and Dev only if all were.
 	Deps []Dep
+
+	// tree (npm formats) or graph (the others) is what Tree lays out;
+	// both are nil on a Lockfile that Parse returns.
+	tree  []Install
+	graph *depGraph
 }
 
 // Locked answers "which version of name does this project use?".
@@ -284,6 +293,11 @@ func (lim Limits) Parse(filename string, data []byte) (*Lockfile, error) {
 // dev), yarn berry (dev). A manifest that does not parse is an error for
 // those formats, and ignored by the others.
 func (lim Limits) ParseWithManifest(filename string, data, manifest []byte) (*Lockfile, error) {
+	return lim.parse(filename, data, manifest, false)
+}
+
+// parse is ParseWithManifest; withTree keeps what Tree needs.
+func (lim Limits) parse(filename string, data, manifest []byte, withTree bool) (*Lockfile, error) {
 	if err := lim.Validate(); err != nil {
 		return nil, err
 	}
@@ -332,6 +346,20 @@ func (lim Limits) ParseWithManifest(filename string, data, manifest []byte) (*Lo
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lockfile: %s: %w", base, err)
+	}
+	if !withTree {
+		lf.tree, lf.graph = nil, nil
+	} else if lf.graph != nil {
+		// normalize sorts Deps in place; the graph indexes its own copy.
+		g := *lf.graph
+		g.deps = slices.Clone(g.deps)
+		for i := range g.deps {
+			g.deps[i].Reason = g.deps[i].Kind.reason()
+			if g.deps[i].Kind == Registry {
+				g.deps[i].Target = ""
+			}
+		}
+		lf.graph = &g
 	}
 	lf.Deps = normalize(lf.Deps)
 	return lf, nil

@@ -68,13 +68,13 @@ func parseNPM(format string, data []byte, loadManifest func() (*manifestDeps, er
 	lf := &Lockfile{Format: format + "@" + strconv.Itoa(v)}
 	var err error
 	if lock.Packages != nil {
-		lf.Deps, err = npmPackages(lock.Packages)
+		lf.Deps, lf.tree, err = npmPackages(lock.Packages)
 	} else {
 		man, merr := loadManifest()
 		if merr != nil {
 			return nil, merr
 		}
-		lf.Deps, err = npmTree(lock.Dependencies, man)
+		lf.Deps, lf.tree, err = npmTree(lock.Dependencies, man)
 	}
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func parseNPM(format string, data []byte, loadManifest func() (*manifestDeps, er
 }
 
 // npmPackages reads the "packages" map of versions 2 and 3.
-func npmPackages(pkgs map[string]npmPackage) ([]Dep, error) {
+func npmPackages(pkgs map[string]npmPackage) ([]Dep, []Install, error) {
 	root := pkgs[""]
 	rootDecl := mergeSections(root.Dependencies, root.OptionalDependencies, root.PeerDependencies, root.DevDependencies)
 	hasWorkspaces := len(root.Workspaces) > 0 && string(root.Workspaces) != "null"
@@ -103,6 +103,7 @@ func npmPackages(pkgs map[string]npmPackage) ([]Dep, error) {
 	}
 
 	var deps []Dep
+	var tree []Install
 	for path, p := range pkgs {
 		i := strings.LastIndex(path, nodeModules)
 		if path == "" || i < 0 || (i > 0 && path[i-1] != '/') {
@@ -110,7 +111,7 @@ func npmPackages(pkgs map[string]npmPackage) ([]Dep, error) {
 		}
 		name := path[i+len(nodeModules):]
 		if name == "" {
-			return nil, fmt.Errorf("%w: package key %q has no name", ErrInvalid, path)
+			return nil, nil, fmt.Errorf("%w: package key %q has no name", ErrInvalid, path)
 		}
 		parent := ""
 		if i > 0 {
@@ -125,6 +126,7 @@ func npmPackages(pkgs map[string]npmPackage) ([]Dep, error) {
 			d.Target = p.Resolved
 			d.Version = pkgs[p.Resolved].Version
 			deps = append(deps, d)
+			tree = append(tree, Install{Path: path, Dep: d})
 			continue
 		}
 		d.Version = p.Version
@@ -140,8 +142,9 @@ func npmPackages(pkgs map[string]npmPackage) ([]Dep, error) {
 			d.Kind, d.Target = Alias, real
 		}
 		deps = append(deps, checkVersion(d))
+		tree = append(tree, Install{Path: path, Dep: deps[len(deps)-1]})
 	}
-	return deps, nil
+	return deps, tree, nil
 }
 
 // declaredSpec is the spec p declares for name in any section.
@@ -198,34 +201,36 @@ func checkVersion(d Dep) Dep {
 // top-level entry is taken as direct when no entry's "requires" resolves
 // to it (node resolves a require to the nearest node_modules up the
 // tree): it is installed at the top for the root alone.
-func npmTree(top map[string]*npmV1Dep, man *manifestDeps) ([]Dep, error) {
+func npmTree(top map[string]*npmV1Dep, man *manifestDeps) ([]Dep, []Install, error) {
 	decl := man.declared()
 	type item struct {
 		name   string
 		dep    *npmV1Dep
 		depth  int
 		parent *item
+		path   string // install folder
 	}
 	var stack []*item
 	push := func(m map[string]*npmV1Dep, parent *item) {
-		depth := 0
+		depth, dir := 0, ""
 		if parent != nil {
-			depth = parent.depth + 1
+			depth, dir = parent.depth+1, parent.path
 		}
 		// Sorted, so that errors name the same entry on every run.
 		for _, n := range sortedKeys(m) {
-			stack = append(stack, &item{n, m[n], depth, parent})
+			stack = append(stack, &item{n, m[n], depth, parent, installPath(dir, n)})
 		}
 	}
 	push(top, nil)
 	var deps []Dep
+	var paths []string // install folder of each of deps
 	topIdx := map[string]int{}
 	requiredTop := map[string]bool{}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if it.name == "" || it.dep == nil {
-			return nil, fmt.Errorf("%w: dependency %q has no name or entry", ErrInvalid, it.name)
+			return nil, nil, fmt.Errorf("%w: dependency %q has no name or entry", ErrInvalid, it.name)
 		}
 		for r := range it.dep.Requires {
 			n := it
@@ -256,10 +261,15 @@ func npmTree(top map[string]*npmV1Dep, man *manifestDeps) ([]Dep, error) {
 			}
 		}
 		deps = append(deps, checkVersion(d))
+		paths = append(paths, it.path)
 		push(it.dep.Dependencies, it)
 	}
 	for name, i := range topIdx {
 		deps[i].Direct = !requiredTop[name]
 	}
-	return deps, nil
+	tree := make([]Install, len(deps))
+	for i, it := range paths {
+		tree[i] = Install{Path: it, Dep: deps[i]}
+	}
+	return deps, tree, nil
 }

@@ -49,6 +49,10 @@ type pnpmPackage struct {
 	pnpmSnapshot `yaml:",inline"`
 	// PeerDependenciesMeta marks optional peers, whose resolutions pnpm
 	// lists among the dependencies of the peer-suffixed instance.
+	// PeerDependencies names the peers, whose resolutions pnpm also lists
+	// among the dependencies: Tree places a package only where its peers
+	// resolve to those, as npm does.
+	PeerDependencies     map[string]string `yaml:"peerDependencies"`
 	PeerDependenciesMeta map[string]struct {
 		Optional bool `yaml:"optional"`
 	} `yaml:"peerDependenciesMeta"`
@@ -97,7 +101,7 @@ func parsePNPM(data []byte) (*Lockfile, error) {
 				if err != nil {
 					return nil, err
 				}
-				w.g.root(i, sec.dev)
+				w.g.rootIn(strings.TrimPrefix(dir, "."), i, sec.dev)
 				if dir == "." {
 					w.g.deps[i].Direct = true
 				}
@@ -133,7 +137,7 @@ func parsePNPM(data []byte) (*Lockfile, error) {
 		return nil, err
 	}
 	w.g.markDev()
-	return &Lockfile{Format: "pnpm@" + strconv.Itoa(v), Deps: w.g.deps}, nil
+	return &Lockfile{Format: "pnpm@" + strconv.Itoa(v), Deps: w.g.deps, graph: &w.g}, nil
 }
 
 // decodePNPM decodes the document that holds the lockfile. pnpm 10 may
@@ -352,17 +356,24 @@ func (w *pnpmWalker) linkAll() error {
 		}
 		for _, sec := range []map[string]string{snap.Dependencies, snap.OptionalDependencies} {
 			for _, name := range sortedKeys(sec) {
-				if pkg.PeerDependenciesMeta[name].Optional {
-					// An optional peer the project happens to have (styled-jsx
-					// on @babel/core): it does not make a dev package prod,
-					// as npm does not either.
-					continue
-				}
 				j, err := w.node(name, sec[name], "")
 				if err != nil {
 					return err
 				}
+				if pkg.PeerDependenciesMeta[name].Optional {
+					// An optional peer the project happens to have (styled-jsx
+					// on @babel/core): it does not make a dev package prod,
+					// as npm does not either. It is laid out, though: the
+					// lockfile cannot tell it from a dependency that is also
+					// an optional peer (ajv of ajv-formats), which npm
+					// installs.
+					w.g.layoutOnly(i, j)
+					continue
+				}
 				w.g.edge(i, j)
+				if _, ok := pkg.PeerDependencies[name]; ok {
+					w.g.peer(i, j)
+				}
 			}
 		}
 	}

@@ -170,7 +170,7 @@ func parseYarnV1(data []byte, man *manifestDeps, lim Limits) (*Lockfile, error) 
 	} else {
 		y.guessRoots()
 	}
-	return &Lockfile{Format: "yarn@1", Deps: y.g.deps}, nil
+	return &Lockfile{Format: "yarn@1", Deps: y.g.deps, graph: &y.g}, nil
 }
 
 // yarnV1Dep types a classic entry by its declared range: classic keeps
@@ -215,7 +215,7 @@ func parseBerry(data []byte, man *manifestDeps) (*Lockfile, error) {
 	lf := &Lockfile{Format: "yarn-berry@" + meta.Version}
 	var entries []yarnEntry
 	var rootDecl map[string]rootDecl
-	var workspaceDecls []map[string]string
+	var workspaceDecls []berryWorkspace
 	for _, key := range sortedKeys(raw) {
 		if key == "__metadata" {
 			continue
@@ -235,7 +235,7 @@ func parseBerry(data []byte, man *manifestDeps) (*Lockfile, error) {
 			if ref == "workspace:." {
 				rootDecl = berryRootDecl(e.Dependencies, man)
 			} else {
-				workspaceDecls = append(workspaceDecls, e.Dependencies)
+				workspaceDecls = append(workspaceDecls, berryWorkspace{strings.TrimPrefix(ref, "workspace:"), e.Dependencies})
 			}
 		}
 		entries = append(entries, ye)
@@ -264,16 +264,23 @@ func parseBerry(data []byte, man *manifestDeps) (*Lockfile, error) {
 	}
 	// Other workspaces' dependencies are production roots: they ship
 	// with the project. Their dev split would need their own manifests.
-	for _, decls := range workspaceDecls {
-		for _, name := range sortedKeys(decls) {
-			if i, ok := y.lookup(name, decls[name]); ok {
-				y.g.root(i, false)
+	for _, ws := range workspaceDecls {
+		for _, name := range sortedKeys(ws.decls) {
+			if i, ok := y.lookup(name, ws.decls[name]); ok {
+				y.g.rootIn(ws.dir, i, false)
 			}
 		}
 	}
 	y.roots(rootDecl)
-	lf.Deps = y.g.deps
+	lf.Deps, lf.graph = y.g.deps, &y.g
 	return lf, nil
+}
+
+// berryWorkspace is a workspace other than the root: its folder and its
+// declared dependencies.
+type berryWorkspace struct {
+	dir   string
+	decls map[string]string
 }
 
 // berryRootDecl is the root workspace's dependencies, with the dev split
