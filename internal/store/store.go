@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -191,11 +192,33 @@ type Writer interface {
 	MarkFailed(ctx context.Context, name, version, reason string) error
 }
 
+// Catalog lists what the store holds, for people browsing the mirror's
+// web page. Both answers are bounded by limit; neither reads file lists.
+type Catalog interface {
+	// Recent returns up to limit ready versions, the most recently stored
+	// first (by the time they became ready).
+	Recent(ctx context.Context, limit int) ([]Version, error)
+	// Names returns up to limit distinct names of packages with a ready
+	// version whose name contains substr (ASCII case-insensitive; LIKE
+	// wildcards in substr match themselves), shortest first, then in
+	// byte order, so the exact name, when held, comes first.
+	Names(ctx context.Context, substr string, limit int) ([]string, error)
+}
+
+// LikeContains returns a LIKE pattern matching names that contain substr
+// literally: backslash, '%' and '_' are escaped with a backslash (both
+// stores' queries say ESCAPE '\').
+func LikeContains(substr string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(substr)) + "%"
+}
+
 // Store is a complete store.
 type Store interface {
 	Reader
 	Writer
 	IndexStore
+	Catalog
 	// Close releases the store's connections.
 	Close() error
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingBlobKeepsFailedRecord", testMissingBlobKeepsFailedRecord},
 		{"InvalidVersionRejected", testInvalidVersionRejected},
 		{"IndexRecord", testIndexRecord},
+		{"Catalog", testCatalog},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
