@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -254,27 +253,12 @@ func renderCompat(c *webdocs.Compat) string {
 	if c.DocPath != "" {
 		fmt.Fprintf(&b, "MDN: %s\n", c.DocPath)
 	}
-	var tree map[string]json.RawMessage
-	if err := json.Unmarshal(c.Data, &tree); err != nil {
-		return b.String()
-	}
-	if own, ok := tree["__compat"]; ok {
-		b.WriteString(supportLine("support", own))
-	}
-	names := make([]string, 0, len(tree))
-	for k := range tree {
-		if k != "__compat" {
-			names = append(names, k)
+	for i, r := range c.Rows() {
+		label := r.Key
+		if i == 0 && r.Key == c.Key {
+			label = "support"
 		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		var sub struct {
-			Compat json.RawMessage `json:"__compat"`
-		}
-		if json.Unmarshal(tree[n], &sub) == nil && sub.Compat != nil {
-			b.WriteString(supportLine(c.Key+"."+n, sub.Compat))
-		}
+		b.WriteString(supportLine(label, r))
 	}
 	if len(c.MoreChildren) > 0 {
 		fmt.Fprintf(&b, "[%d more sub-features, not shown: get_compat one of them, e.g. %s]\n", len(c.MoreChildren), c.MoreChildren[0])
@@ -282,94 +266,21 @@ func renderCompat(c *webdocs.Compat) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// supportLine summarises one __compat: "label: chrome 64, firefox 69
-// (partial), ie no; experimental".
-func supportLine(label string, raw json.RawMessage) string {
-	var c struct {
-		Description string                     `json:"description"`
-		Support     map[string]json.RawMessage `json:"support"`
-		Status      struct {
-			Experimental bool `json:"experimental"`
-			Deprecated   bool `json:"deprecated"`
-		} `json:"status"`
-	}
-	if json.Unmarshal(raw, &c) != nil {
-		return ""
-	}
-	browsers := make([]string, 0, len(c.Support))
-	for k := range c.Support {
-		browsers = append(browsers, k)
-	}
-	sort.Strings(browsers)
-	var parts []string
-	for _, br := range browsers {
-		parts = append(parts, br+" "+firstSupport(c.Support[br]))
+// supportLine prints one row: "label: chrome 64, firefox 69 (partial),
+// ie no; experimental".
+func supportLine(label string, r webdocs.SupportRow) string {
+	parts := make([]string, len(r.Browsers))
+	for i, b := range r.Browsers {
+		parts[i] = b.Browser + " " + b.Since
 	}
 	line := label + ": " + strings.Join(parts, ", ")
-	if c.Status.Experimental {
+	if r.Experimental {
 		line += "; experimental"
 	}
-	if c.Status.Deprecated {
+	if r.Deprecated {
 		line += "; deprecated"
 	}
 	return line + "\n"
-}
-
-// firstSupport reads a support statement (one object or a list, newest
-// first): its version_added, "no", or with its caveats.
-func firstSupport(raw json.RawMessage) string {
-	type statement struct {
-		VersionAdded   any    `json:"version_added"`
-		VersionRemoved any    `json:"version_removed"`
-		Partial        bool   `json:"partial_implementation"`
-		Prefix         string `json:"prefix"`
-		AltName        string `json:"alternative_name"`
-		Flags          []any  `json:"flags"`
-	}
-	var list []statement
-	if err := json.Unmarshal(raw, &list); err != nil {
-		var one statement
-		if json.Unmarshal(raw, &one) != nil {
-			return "?"
-		}
-		list = []statement{one}
-	}
-	if len(list) == 0 {
-		return "?"
-	}
-	s := list[0]
-	var v string
-	switch a := s.VersionAdded.(type) {
-	case string:
-		v = a
-	case bool:
-		if !a {
-			return "no"
-		}
-		v = "yes"
-	default:
-		return "?"
-	}
-	var notes []string
-	if r, ok := s.VersionRemoved.(string); ok {
-		notes = append(notes, "removed in "+r)
-	}
-	if s.Partial {
-		notes = append(notes, "partial")
-	}
-	if s.Prefix != "" {
-		notes = append(notes, "prefix "+s.Prefix)
-	}
-	if s.AltName != "" {
-		notes = append(notes, "as "+s.AltName)
-	}
-	if len(s.Flags) > 0 {
-		notes = append(notes, "behind a flag")
-	}
-	if len(notes) > 0 {
-		v += " (" + strings.Join(notes, ", ") + ")"
-	}
-	return v
 }
 
 // instructionsFor is the server's instructions, naming explore_web_docs
