@@ -35,9 +35,6 @@ type Options struct {
 	// refusing a request returns an error for handleError, e.g. an
 	// *echo.HTTPError with 429 after setting Retry-After.
 	Middleware []echo.MiddlewareFunc
-	// Packuments answers the jsDelivr-compatible package metadata
-	// endpoint (jsdelivr.go); nil answers it 404.
-	Packuments Packumenter
 	// WebDocs serves POST /v1/webdocs and the explore_web_docs MCP tool
 	// (webdocs.go); nil leaves both out.
 	WebDocs *webdocs.Service
@@ -83,8 +80,8 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/explore", s.explore)
 	e.GET("/v1/npm/*", s.npm)
-	registerJSDelivr(e, svc, opt.Packuments) // /v1/packages/npm/*, /npm/*
-	registerWebDocs(e, opt.WebDocs)          // /v1/webdocs
+	registerJSDelivr(e, svc)        // /v1/packages/npm/*, /npm/*
+	registerWebDocs(e, opt.WebDocs) // /v1/webdocs
 	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs)})))
 	return e
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,17 +17,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/semver"
-	"github.com/pkgscope/pkgscope/internal/upstream"
 )
-
-// Packumenter reads a package's dist-tags and versions (the registry
-// client, which caches them for packument-ttl).
-type Packumenter interface {
-	// Packument returns the abbreviated packument; an error wrapping
-	// upstream.ErrNotFound for no such package, *upstream.UnavailableError
-	// when the registry fails.
-	Packument(ctx context.Context, name string) (*upstream.Packument, error)
-}
 
 // jsdAPI serves jsDelivr-compatible endpoints from the mirror's store, so
 // that tools written against jsDelivr switch by changing the base URL:
@@ -42,19 +31,19 @@ type Packumenter interface {
 // compact, not HTML-escaped); hashes are base64 sha256 and sizes those of
 // the stored files, which jsDelivr computes the same way. Versions are
 // served from the store (filling it on a miss), never from jsDelivr
-// itself. Differences: ranges resolve as npm would install them (jsDelivr
+// itself: every endpoint reads through the chain without its fallback
+// link (explore.Service.Stored), access first. Differences: ranges resolve as npm would install them (jsDelivr
 // takes the highest match even when latest satisfies the range); links
 // name only this mirror's own endpoints (no stats, no entrypoints).
 // Errors use jsDelivr's shape {"status","message"} where jsDelivr has one
 // (400, 403 for a package too large, 404); others are the mirror's own,
 // with Retry-After on a 503.
 type jsdAPI struct {
-	svc  *explore.Service
-	pkgs Packumenter
+	svc *explore.Service // the store-only chain: explore.Service.Stored
 }
 
-func registerJSDelivr(e *echo.Echo, svc *explore.Service, pkgs Packumenter) {
-	j := &jsdAPI{svc: svc, pkgs: pkgs}
+func registerJSDelivr(e *echo.Echo, svc *explore.Service) {
+	j := &jsdAPI{svc: svc.Stored()}
 	e.GET("/v1/packages/npm/*", j.shaped(j.data))
 	e.GET("/npm/*", j.shaped(j.cdn))
 }
@@ -134,10 +123,7 @@ func (j *jsdAPI) data(c echo.Context) error {
 func base(c echo.Context) string { return c.Scheme() + "://" + c.Request().Host }
 
 func (j *jsdAPI) metadata(c echo.Context, name string) error {
-	if j.pkgs == nil {
-		return notFound("package metadata on this mirror")
-	}
-	p, err := j.pkgs.Packument(c.Request().Context(), name)
+	p, err := j.svc.Packument(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}
@@ -176,7 +162,7 @@ func (j *jsdAPI) listing(c echo.Context, name, version string) error {
 		return notFound(fmt.Sprintf("version %s for %s. Make sure you use a specific version number, and not a version range or a tag", version, name))
 	}
 	ctx := c.Request().Context()
-	o, err := j.svc.OpenStored(ctx, explore.Target{PackageName: name, Version: version})
+	o, err := j.svc.Open(ctx, explore.Target{PackageName: name, Version: version})
 	if err != nil {
 		return err
 	}
@@ -197,7 +183,7 @@ func (j *jsdAPI) defaultFile(c echo.Context, o *explore.Opened) (*string, error)
 	if !has(o, "package.json") {
 		return nil, nil
 	}
-	_, pj, _, err := j.svc.StoredFileOf(c.Request().Context(), o, "package.json")
+	_, pj, _, err := j.svc.FileOf(c.Request().Context(), o, "package.json")
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +210,7 @@ func (j *jsdAPI) cdn(c echo.Context) error {
 		file = strings.TrimPrefix(tail, "/")
 	}
 	ctx := c.Request().Context()
-	o, err := j.svc.OpenStored(ctx, explore.Target{PackageName: name, Version: spec})
+	o, err := j.svc.Open(ctx, explore.Target{PackageName: name, Version: spec})
 	if err != nil {
 		return err
 	}
@@ -238,7 +224,7 @@ func (j *jsdAPI) cdn(c echo.Context) error {
 		}
 		file = *def
 	}
-	f, body, _, err := j.svc.StoredFileOf(ctx, o, file)
+	f, body, _, err := j.svc.FileOf(ctx, o, file)
 	if err != nil {
 		return err
 	}

@@ -129,36 +129,42 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	filler = warm.OnMiss(filler, a.Warm, log)
 	// The miss path (filler) reads the store itself; serving reads go
 	// through the cache.
-	svc := explore.New(a.Cache.Reader(st), a.Cache.Resolver(resolver), filler, searcher, explore.Limits{
-		DefaultReadLimit: cfg.DefaultReadLimit,
-		MaxReadLimit:     cfg.MaxReadLimit,
-		MaxLineWidth:     cfg.MaxLineWidth,
-		MaxReadBytes:     cfg.MaxReadBytes,
-		MaxMatches:       cfg.MaxMatches,
-		MaxContextLines:  cfg.MaxContextLines,
-		Glob: pathglob.Limits{
-			MaxPatterns:     cfg.MaxGlobPatterns,
-			MaxPatternBytes: cfg.MaxGlobPatternBytes,
-			MaxBraceGroups:  cfg.MaxGlobBraceGroups,
-			MaxAlternatives: cfg.MaxGlobAlternatives,
+	// The read chain (explore's package comment): access → fallback →
+	// core. Access is always the first link: without tokens no caller has
+	// an identity and it lets everything through.
+	ropt := explore.Options{
+		Store: a.Cache.Reader(st), Resolver: a.Cache.Resolver(resolver), Filler: filler, Searcher: searcher,
+		Packuments: reg, Access: scopeAccess(npm),
+		Limits: explore.Limits{
+			DefaultReadLimit: cfg.DefaultReadLimit,
+			MaxReadLimit:     cfg.MaxReadLimit,
+			MaxLineWidth:     cfg.MaxLineWidth,
+			MaxReadBytes:     cfg.MaxReadBytes,
+			MaxMatches:       cfg.MaxMatches,
+			MaxContextLines:  cfg.MaxContextLines,
+			Glob: pathglob.Limits{
+				MaxPatterns:     cfg.MaxGlobPatterns,
+				MaxPatternBytes: cfg.MaxGlobPatternBytes,
+				MaxBraceGroups:  cfg.MaxGlobBraceGroups,
+				MaxAlternatives: cfg.MaxGlobAlternatives,
+			},
 		},
-	})
+	}
 	if cfg.JSDelivrEnabled() {
 		fb, err := newFallback(cfg, npm, &http.Client{Transport: m.Transport("jsdelivr", nil)})
 		if err != nil {
 			a.Close()
 			return nil, err
 		}
-		svc.SetFallback(fb, explore.FallbackOptions{ColdBudget: cfg.ColdBudget, Source: explore.SourceJSDelivr, Logger: log})
+		ropt.Fallback = fb
+		ropt.FallbackOptions = explore.FallbackOptions{ColdBudget: cfg.ColdBudget, Source: explore.SourceJSDelivr, Logger: log}
 	}
-	if tokens.Len() > 0 {
-		svc.SetAccess(scopeAccess(npm))
-	}
+	svc := explore.New(ropt)
 	a.Service = svc
-	a.WebDocs = newWebDocs(svc, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
+	a.WebDocs = newWebDocs(svc.Stored(), cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm"},
-		Logger: log, Middleware: mw, Packuments: reg, WebDocs: a.WebDocs,
+		Logger: log, Middleware: mw, WebDocs: a.WebDocs,
 	})
 	warm.NewHandlers(a.Warm, lockfile.DefaultLimits()).Register(e,
 		middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10)+"B"))

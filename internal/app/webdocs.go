@@ -14,7 +14,8 @@ import (
 
 // newWebDocs builds the explore_web_docs service. It reads its four data
 // packages through svc, so they are mirrored, pinned and warmed like any
-// package; nothing is loaded until the first call or Warm.
+// package; nothing is loaded until the first call or Warm. svc is the
+// store-only chain (explore.Service.Stored).
 func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnClient *http.Client) *webdocs.Service {
 	lim := webdocs.DefaultLimits()
 	lim.MaxQueryBytes, lim.MaxResults, lim.MaxDocBytes = cfg.WebDocsMaxQueryBytes, cfg.WebDocsMaxResults, cfg.WebDocsMaxDocBytes
@@ -31,16 +32,16 @@ func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnCl
 	})
 }
 
-// storedOnly gives webdocs the explore service's stored paths only: its
-// dataset is kept for the process's life, so it must come from
-// registry-verified, stored bytes, never from the jsDelivr fallback. It
-// reads them as the mirror, not as the caller who triggered the load.
+// storedOnly gives webdocs the store-only chain: its dataset is kept for
+// the process's life, so it must come from registry-verified, stored
+// bytes, never from the jsDelivr fallback. It reads them as the mirror,
+// not as the caller who triggered the load.
 type storedOnly struct{ svc *explore.Service }
 
 func (p storedOnly) Open(ctx context.Context, t explore.Target) (*explore.Opened, error) {
-	return p.svc.OpenStored(auth.WithoutIdentity(ctx), t)
+	return p.svc.Open(auth.WithoutIdentity(ctx), t)
 }
 
 func (p storedOnly) File(ctx context.Context, t explore.Target, path string) (store.File, []byte, *explore.Opened, error) {
-	return p.svc.StoredFile(auth.WithoutIdentity(ctx), t, path)
+	return p.svc.File(auth.WithoutIdentity(ctx), t, path)
 }

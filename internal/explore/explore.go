@@ -2,19 +2,36 @@
 // over one published npm package version. The JSON API and the MCP tool are
 // both thin transports over this package, so they never drift apart.
 //
-// Every action goes the same way: validate the name and spec, resolve the
-// spec to an exact version, read the file list from the store, and on a
-// miss ask the Filler to bring the version in, then read again.
+// The actions (list and glob here, read.go, grep.go) validate the request,
+// then reach the version through Versions, a chain of small links each
+// wrapping the next (as internal/fill's miss path does), composed in one
+// place, New:
+//
+//	access → fallback (jsDelivr) → core: resolve → store → fill on a miss
+//
+// access refuses a package the caller's token may not read, before
+// anything else is asked of anyone; fallback (fallback.go, only with a
+// Fallback) answers from jsDelivr's CDN when the registry cannot serve a
+// version or a cold fill outlasts its budget; core (chain.go) resolves
+// with the registry, reads the store and asks the Filler (internal/fill)
+// to bring a missing version in. Answers that must be the store's own
+// (the jsDelivr-compatible endpoints, web docs' datasets) use Stored, the
+// same chain without the fallback link:
+//
+//	access → core
 package explore
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
+	"github.com/pkgscope/pkgscope/internal/pkgpath"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // Resolver turns a version spec into the exact version npm would install.
@@ -42,35 +59,62 @@ type Limits struct {
 	Glob             pathglob.Limits
 }
 
-// Service answers explore_npm actions.
+// Options are what New composes the chain from.
+type Options struct {
+	// Store, Resolver and Filler make the core link: the store answers,
+	// the Resolver resolves, the Filler fills a miss.
+	Store    store.Reader
+	Resolver Resolver
+	Filler   Filler
+	// Searcher greps stored versions; nil answers grep with
+	// ErrGrepUnavailable.
+	Searcher Searcher
+	// Packuments answers Packument (package metadata); nil answers it
+	// with a *NotFoundError.
+	Packuments Packumenter
+	// Access is the first link; nil lets every caller read every package
+	// (an in-process mirror with no tokens).
+	Access Access
+	// Fallback, when set, adds the fallback link (Stored leaves it out).
+	Fallback        Fallback
+	FallbackOptions FallbackOptions
+	Limits          Limits
+}
+
+// Service answers explore_npm actions over a Versions chain.
 type Service struct {
-	resolver Resolver
-	filler   Filler
-	store    store.Reader
+	pkgs     Versions
+	stored   *Service // access → core; s itself without a fallback
 	searcher Searcher
-	access   func(ctx context.Context, name string) error
 	lim      Limits
-	// fallback answers when the registry cannot (fallback.go); nil
-	// without one.
-	fallback Fallback
-	fbOpt    FallbackOptions
 }
 
-// New returns a Service reading from st, resolving with r, filling misses
-// with f and grepping with g (nil: grep answers ErrGrepUnavailable).
-func New(st store.Reader, r Resolver, f Filler, g Searcher, lim Limits) *Service {
-	return &Service{resolver: r, filler: f, store: st, searcher: g, lim: lim}
+// New composes the read chain from opt (the order is the package
+// comment's) and returns the service over it.
+func New(opt Options) *Service {
+	var base Versions = &core{store: opt.Store, resolver: opt.Resolver, filler: opt.Filler, searcher: opt.Searcher, pkgs: opt.Packuments}
+	full := base
+	if opt.Fallback != nil {
+		full = newFallback(base, opt.Fallback, opt.FallbackOptions)
+	}
+	if opt.Access != nil {
+		base = &access{next: base, allow: opt.Access}
+		full = &access{next: full, allow: opt.Access}
+	}
+	s := &Service{pkgs: full, searcher: opt.Searcher, lim: opt.Limits}
+	s.stored = s
+	if opt.Fallback != nil {
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, lim: opt.Limits}
+		s.stored.stored = s.stored
+	}
+	return s
 }
 
-// SetAccess installs the check every action makes before it touches a
-// package: it returns a *ForbiddenError when the caller may not read name.
-// Call it before serving.
-func (s *Service) SetAccess(check func(ctx context.Context, name string) error) { s.access = check }
-
-// ForbiddenError is a package the caller's token may not read: 403.
-type ForbiddenError struct{ Name, Why string }
-
-func (e *ForbiddenError) Error() string { return "this token may not read " + e.Name + ": " + e.Why }
+// Stored is s without the fallback link: every answer comes from the
+// store, after a fill when needed, however long that takes. The
+// jsDelivr-compatible endpoints use it, since their hashes and sizes must
+// be the store's, and web docs, whose datasets outlive the request.
+func (s *Service) Stored() *Service { return s.stored }
 
 // Target names a package version as the caller asked for it.
 type Target struct {
@@ -92,48 +136,79 @@ type Opened struct {
 	cause error
 }
 
-// Open validates t, resolves it and returns the version's files, filling
-// the store on a miss. With a Fallback (SetFallback), a version the
-// registry cannot serve is answered from the fallback (Opened.Source).
-func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
-	return s.open(ctx, t, false)
-}
-
-func (s *Service) open(ctx context.Context, t Target, storedOnly bool) (*Opened, error) {
-	fallback := s.fallback != nil && !storedOnly
+// target validates t's name and spec.
+func target(t Target) (npmspec.Spec, error) {
 	if err := npmspec.ValidateName(t.PackageName); err != nil {
-		return nil, &InputError{Field: "packageName", Err: err}
-	}
-	if s.access != nil {
-		if err := s.access(ctx, t.PackageName); err != nil {
-			return nil, err
-		}
+		return npmspec.Spec{}, &InputError{Field: "packageName", Err: err}
 	}
 	spec, err := npmspec.ParseSpec(t.Version)
 	if err != nil {
-		return nil, &InputError{Field: "version", Err: err}
+		return npmspec.Spec{}, &InputError{Field: "version", Err: err}
 	}
-	version, err := s.resolver.Resolve(ctx, t.PackageName, spec)
-	if err != nil && fallback && registryDown(ctx, err) {
-		return s.resolveElsewhere(ctx, t.PackageName, spec, err)
-	}
+	return spec, nil
+}
+
+// Open validates t, resolves it and returns the version's files, filling
+// the store on a miss (Versions.Open). With a Fallback, a version the
+// registry cannot serve is answered from it (Opened.Source).
+func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
+	spec, err := target(t)
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s@%s: %w", t.PackageName, spec.Raw, err)
+		return nil, err
 	}
-	files, err := s.store.Files(ctx, t.PackageName, version)
-	if errors.Is(err, store.ErrNotFound) && fallback {
-		return s.fillOrFallback(ctx, t.PackageName, version)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		if err = s.filler.Fill(ctx, t.PackageName, version); err != nil {
-			return nil, fmt.Errorf("fetching %s@%s: %w", t.PackageName, version, err)
-		}
-		files, err = s.store.Files(ctx, t.PackageName, version)
-	}
+	return s.pkgs.Open(ctx, t.PackageName, spec)
+}
+
+// Resolve validates t and resolves it: the exact version npm would
+// install. Errors as Open's.
+func (s *Service) Resolve(ctx context.Context, t Target) (string, error) {
+	spec, err := target(t)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s@%s: %w", t.PackageName, version, err)
+		return "", err
 	}
-	return &Opened{Name: t.PackageName, Version: version, Files: files}, nil
+	return s.pkgs.Resolve(ctx, t.PackageName, spec)
+}
+
+// Packument validates name and returns its dist-tags and versions
+// (Versions.Packument).
+func (s *Service) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
+	if err := npmspec.ValidateName(name); err != nil {
+		return nil, &InputError{Field: "packageName", Err: err}
+	}
+	return s.pkgs.Packument(ctx, name)
+}
+
+// FileOf returns one file of a version Open opened: its entry, body, and
+// the version it was read from (o, or the stored version when a cold
+// fallback answer gave way to the fill).
+func (s *Service) FileOf(ctx context.Context, o *Opened, rawPath string) (store.File, []byte, *Opened, error) {
+	path, err := pkgpath.CleanQuery(rawPath)
+	if err != nil {
+		return store.File{}, nil, nil, &InputError{Field: "path", Err: err}
+	}
+	return s.fileOf(ctx, o, path)
+}
+
+// fileOf finds path in o's files and reads its body through the chain.
+func (s *Service) fileOf(ctx context.Context, o *Opened, path string) (store.File, []byte, *Opened, error) {
+	f, err := find(o, path)
+	if err != nil {
+		return store.File{}, nil, nil, err
+	}
+	f, body, o2, err := s.pkgs.Body(ctx, o, f)
+	if err != nil {
+		return store.File{}, nil, nil, fmt.Errorf("reading %s from %s@%s: %w", path, o.Name, o.Version, err)
+	}
+	return f, body, o2, nil
+}
+
+// find returns o's file at path, a *NotFoundError when there is none.
+func find(o *Opened, path string) (store.File, error) {
+	i := sort.Search(len(o.Files), func(i int) bool { return o.Files[i].Path >= path })
+	if i == len(o.Files) || o.Files[i].Path != path {
+		return store.File{}, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s (list or glob the package to see its files)", path, o.Name, o.Version)}
+	}
+	return o.Files[i], nil
 }
 
 // ListResult is the answer to list and glob.

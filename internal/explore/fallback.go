@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
-	"github.com/pkgscope/pkgscope/internal/pkgpath"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
@@ -57,7 +55,7 @@ type FallbackGrep struct {
 	FilesNotSearched int
 }
 
-// FallbackOptions configure when a Service answers from its Fallback.
+// FallbackOptions configure when the chain answers from its Fallback.
 type FallbackOptions struct {
 	// ColdBudget is how long a request waits for a cold fill before the
 	// fallback answers it; the fill goes on, and later requests are served
@@ -68,43 +66,24 @@ type FallbackOptions struct {
 	Logger *slog.Logger
 }
 
-// SetFallback makes s answer from fb when the registry cannot serve a
-// version (it is unavailable or timed out) and, with a ColdBudget, while a
-// cold fill takes longer than that. Call it before serving.
-func (s *Service) SetFallback(fb Fallback, opt FallbackOptions) {
+// fallback is the link that answers from a Fallback when the registry
+// cannot serve a version (it is unavailable or timed out) and, with a
+// ColdBudget, while a cold fill takes longer than that. Everything else
+// it passes to next.
+type fallback struct {
+	next Versions
+	fb   Fallback
+	opt  FallbackOptions
+}
+
+func newFallback(next Versions, fb Fallback, opt FallbackOptions) *fallback {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opt.Source == "" {
 		opt.Source = SourceJSDelivr
 	}
-	s.fallback, s.fbOpt = fb, opt
-}
-
-// OpenStored is Open without the fallback: the answer always comes from
-// the store, after a fill when needed, however long that takes. The
-// jsDelivr-compatible endpoints use it, since their hashes and sizes must
-// be the store's.
-func (s *Service) OpenStored(ctx context.Context, t Target) (*Opened, error) {
-	return s.open(ctx, t, true)
-}
-
-// StoredFile is File without the fallback (see OpenStored).
-func (s *Service) StoredFile(ctx context.Context, t Target, rawPath string) (store.File, []byte, *Opened, error) {
-	o, err := s.OpenStored(ctx, t)
-	if err != nil {
-		return store.File{}, nil, nil, err
-	}
-	return s.StoredFileOf(ctx, o, rawPath)
-}
-
-// StoredFileOf returns one file of a version OpenStored opened.
-func (s *Service) StoredFileOf(ctx context.Context, o *Opened, rawPath string) (store.File, []byte, *Opened, error) {
-	path, err := pkgpath.CleanQuery(rawPath)
-	if err != nil {
-		return store.File{}, nil, nil, &InputError{Field: "path", Err: err}
-	}
-	return s.fileOf(ctx, o, path)
+	return &fallback{next: next, fb: fb, opt: opt}
 }
 
 // registryDown reports a failure the fallback may answer for: the
@@ -114,185 +93,198 @@ func registryDown(ctx context.Context, err error) bool {
 	return ctx.Err() == nil && (errors.As(err, &unav) || errors.Is(err, context.DeadlineExceeded))
 }
 
-// errFillInstead is a fallback failure on a version opened within the cold
-// budget: the fill is under way, so the caller waits for it instead.
-var errFillInstead = errors.New("fallback failed during a cold fill")
+func (l *fallback) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
+	return l.next.Packument(ctx, name)
+}
+
+func (l *fallback) Stored(ctx context.Context, name, version string) (*Opened, error) {
+	return l.next.Stored(ctx, name, version)
+}
+
+// Resolve asks the fallback when the registry cannot answer.
+func (l *fallback) Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error) {
+	v, err := l.next.Resolve(ctx, name, spec)
+	if err == nil || !registryDown(ctx, err) {
+		return v, err
+	}
+	fv, ferr := l.fb.Resolve(ctx, name, spec)
+	if ferr != nil {
+		return "", fmt.Errorf("%w (fallback %s: %v)", err, l.opt.Source, ferr)
+	}
+	return fv, nil
+}
+
+func (l *fallback) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error) {
+	version, err := l.next.Resolve(ctx, name, spec)
+	if err != nil && registryDown(ctx, err) {
+		return l.resolveElsewhere(ctx, name, spec, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o, err := l.next.Stored(ctx, name, version)
+	if errors.Is(err, store.ErrNotFound) {
+		return l.fillOrFallback(ctx, name, version)
+	}
+	return o, err
+}
 
 // resolveElsewhere answers a spec the registry could not resolve.
-func (s *Service) resolveElsewhere(ctx context.Context, name string, spec npmspec.Spec, cause error) (*Opened, error) {
-	version, err := s.fallback.Resolve(ctx, name, spec)
+func (l *fallback) resolveElsewhere(ctx context.Context, name string, spec npmspec.Spec, cause error) (*Opened, error) {
+	version, err := l.fb.Resolve(ctx, name, spec)
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s@%s: %w (fallback %s: %v)", name, spec.Raw, cause, s.fbOpt.Source, err)
+		return nil, fmt.Errorf("%w (fallback %s: %v)", cause, l.opt.Source, err)
 	}
 	// The store may hold that version already.
-	if files, err := s.store.Files(ctx, name, version); err == nil {
-		return &Opened{Name: name, Version: version, Files: files}, nil
+	if o, err := l.next.Stored(ctx, name, version); err == nil {
+		return o, nil
 	}
-	o, err := s.openElsewhere(ctx, name, version, cause)
+	o, err := l.openElsewhere(ctx, name, version, cause)
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s@%s: %w", name, spec.Raw, err)
 	}
 	return o, nil
 }
 
-// fillOrFallback brings a version missing from the store in, answering
-// from the fallback when the registry fails, or when the fill outlasts the
-// cold budget.
-func (s *Service) fillOrFallback(ctx context.Context, name, version string) (*Opened, error) {
+// fillOrFallback brings a version missing from the store in (next.Open of
+// the exact version), answering from the fallback when the registry
+// fails, or when the fill outlasts the cold budget.
+func (l *fallback) fillOrFallback(ctx context.Context, name, version string) (*Opened, error) {
+	var o *Opened
 	var err error
-	if s.fbOpt.ColdBudget <= 0 {
-		err = s.filler.Fill(ctx, name, version)
+	if l.opt.ColdBudget <= 0 {
+		o, err = l.next.Open(ctx, name, exact(version))
 	} else {
-		done := make(chan error, 1)
+		type opened struct {
+			o   *Opened
+			err error
+		}
+		done := make(chan opened, 1)
 		// Detached, so that a cold answer from the fallback leaves the
 		// fill running for the next request; the fill chain's own
 		// fill-timeout bounds it.
-		go func() { done <- s.filler.Fill(context.WithoutCancel(ctx), name, version) }()
-		budget := time.NewTimer(s.fbOpt.ColdBudget)
+		go func() {
+			o, err := l.next.Open(context.WithoutCancel(ctx), name, exact(version))
+			done <- opened{o, err}
+		}()
+		budget := time.NewTimer(l.opt.ColdBudget)
 		defer budget.Stop()
+		var r opened
 		select {
-		case err = <-done:
+		case r = <-done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-budget.C:
-			o, ferr := s.openElsewhere(ctx, name, version, nil)
+			o, ferr := l.openElsewhere(ctx, name, version, nil)
 			if ferr == nil {
 				return o, nil
 			}
-			s.fbOpt.Logger.Warn("cold fill: the fallback could not answer; waiting for the fill",
-				"package", name, "version", version, "source", s.fbOpt.Source, "err", ferr)
+			l.opt.Logger.Warn("cold fill: the fallback could not answer; waiting for the fill",
+				"package", name, "version", version, "source", l.opt.Source, "err", ferr)
 			select {
-			case err = <-done:
+			case r = <-done:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		}
+		o, err = r.o, r.err
 	}
 	if err != nil && registryDown(ctx, err) {
-		o, ferr := s.openElsewhere(ctx, name, version, err)
+		o, ferr := l.openElsewhere(ctx, name, version, err)
 		if ferr == nil {
 			return o, nil
 		}
-		return nil, fmt.Errorf("fetching %s@%s: %w", name, version, ferr)
+		return nil, ferr
 	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s@%s: %w", name, version, err)
-	}
-	return s.stored(ctx, name, version)
+	return o, err
 }
 
 // openElsewhere lists a version from the fallback. cause is the registry's
 // failure, nil for a cold answer; a fallback failure returns cause (so the
 // caller sees the registry's 503, never a 404) with the fallback's error
 // in the message.
-func (s *Service) openElsewhere(ctx context.Context, name, version string, cause error) (*Opened, error) {
-	files, err := s.fallback.Files(ctx, name, version)
+func (l *fallback) openElsewhere(ctx context.Context, name, version string, cause error) (*Opened, error) {
+	files, err := l.fb.Files(ctx, name, version)
 	if err != nil {
 		if cause == nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w (fallback %s: %v)", cause, s.fbOpt.Source, err)
+		return nil, fmt.Errorf("%w (fallback %s: %v)", cause, l.opt.Source, err)
 	}
-	return &Opened{Name: name, Version: version, Files: files, Source: s.fbOpt.Source, cause: cause}, nil
+	return &Opened{Name: name, Version: version, Files: files, Source: l.opt.Source, cause: cause}, nil
 }
 
-// stored lists a version the store holds.
-func (s *Service) stored(ctx context.Context, name, version string) (*Opened, error) {
-	files, err := s.store.Files(ctx, name, version)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s@%s: %w", name, version, err)
-	}
-	return &Opened{Name: name, Version: version, Files: files}, nil
-}
+// mine reports whether o was answered by this fallback.
+func (l *fallback) mine(o *Opened) bool { return o.Source == l.opt.Source }
 
 // waitStored waits for the fill of a version first answered from the
 // fallback within the cold budget, and lists it from the store.
-func (s *Service) waitStored(ctx context.Context, name, version string) (*Opened, error) {
-	if err := s.filler.Fill(ctx, name, version); err != nil {
-		return nil, fmt.Errorf("fetching %s@%s: %w", name, version, err)
-	}
-	return s.stored(ctx, name, version)
+func (l *fallback) waitStored(ctx context.Context, o *Opened, err error) (*Opened, error) {
+	l.opt.Logger.Warn("cold fill: the fallback could not answer; waiting for the fill",
+		"package", o.Name, "version", o.Version, "source", l.opt.Source, "err", err)
+	return l.next.Open(ctx, o.Name, exact(o.Version))
 }
 
-// fromElsewhere reports whether o was answered by the fallback.
-func (o *Opened) fromElsewhere() bool { return o.Source != "" && o.Source != SourceRegistry }
-
-// body reads f's bytes from wherever o came from, setting f.Binary for a
-// fallback's file (its listing cannot say).
-func (s *Service) body(ctx context.Context, o *Opened, f *store.File) ([]byte, error) {
-	if !o.fromElsewhere() {
-		return s.store.Blob(ctx, f.Hash)
+// Body reads f from the fallback for a version it answered, setting
+// f.Binary (its listing cannot say). A failure on a cold answer waits for
+// the fill and reads the stored file.
+func (l *fallback) Body(ctx context.Context, o *Opened, f store.File) (store.File, []byte, *Opened, error) {
+	if !l.mine(o) {
+		return l.next.Body(ctx, o, f)
 	}
-	b, err := s.fallback.Read(ctx, o.Name, o.Version, *f)
+	b, err := l.fb.Read(ctx, o.Name, o.Version, f)
 	var lim *LimitError
 	switch {
 	case err == nil:
 		f.Binary = ingest.IsBinary(b)
-		return b, nil
+		return f, b, o, nil
 	case errors.As(err, &lim):
-		return nil, err
+		return store.File{}, nil, nil, err
 	case o.cause != nil:
-		return nil, fmt.Errorf("%w (fallback %s: %v)", o.cause, o.Source, err)
+		return store.File{}, nil, nil, fmt.Errorf("%w (fallback %s: %v)", o.cause, o.Source, err)
 	}
-	return nil, fmt.Errorf("%w: %v", errFillInstead, err)
+	stored, err := l.waitStored(ctx, o, err)
+	if err != nil {
+		return store.File{}, nil, nil, err
+	}
+	sf, err := find(stored, f.Path)
+	if err != nil {
+		return store.File{}, nil, nil, err
+	}
+	return l.next.Body(ctx, stored, sf)
 }
 
-// grepElsewhere greps a version the fallback answered for.
-func (s *Service) grepElsewhere(ctx context.Context, o *Opened, q index.Query) (*GrepResult, error) {
-	fg, err := s.fallback.Grep(ctx, o.Name, o.Version, o.Files, q)
+// Search greps a version the fallback answered for with the fallback's
+// grep; a failure on a cold answer waits for the fill and greps the store.
+func (l *fallback) Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {
+	if !l.mine(o) {
+		return l.next.Search(ctx, o, q)
+	}
+	fg, err := l.fb.Grep(ctx, o.Name, o.Version, o.Files, q)
 	switch {
 	case err == nil:
+		return &Searched{Version: o, Result: fg.Result, Complete: fg.Complete, Reason: fg.Reason, FilesNotSearched: fg.FilesNotSearched}, nil
 	case errors.Is(err, index.ErrBadPattern), errors.Is(err, index.ErrBadQuery):
 		return nil, err
 	case o.cause != nil:
 		return nil, fmt.Errorf("%w (fallback %s: %v)", o.cause, o.Source, err)
-	default:
-		return nil, fmt.Errorf("%w: %v", errFillInstead, err)
 	}
-	out := grepResult(o, fg.Result)
-	out.Source = o.Source
-	complete := fg.Complete
-	out.Complete = &complete
-	out.IncompleteReason, out.FilesNotSearched = fg.Reason, fg.FilesNotSearched
-	return out, nil
+	stored, err := l.waitStored(ctx, o, err)
+	if err != nil {
+		return nil, err
+	}
+	return l.next.Search(ctx, stored, q)
 }
 
-// fileOf finds path in o's files and reads its body. A fallback failure
-// on a cold answer waits for the fill and reads the stored file.
-func (s *Service) fileOf(ctx context.Context, o *Opened, path string) (store.File, []byte, *Opened, error) {
-	i := sort.Search(len(o.Files), func(i int) bool { return o.Files[i].Path >= path })
-	if i == len(o.Files) || o.Files[i].Path != path {
-		return store.File{}, nil, nil, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s (list or glob the package to see its files)", path, o.Name, o.Version)}
+// grepAnswer is the answer to a grep the chain ran; a fallback's says
+// where it came from and whether it is complete.
+func grepAnswer(sr *Searched) *GrepResult {
+	out := grepResult(sr.Version, sr.Result)
+	if o := sr.Version; o.Source != "" && o.Source != SourceRegistry {
+		out.Source = o.Source
+		complete := sr.Complete
+		out.Complete = &complete
+		out.IncompleteReason, out.FilesNotSearched = sr.Reason, sr.FilesNotSearched
 	}
-	f := o.Files[i]
-	body, err := s.body(ctx, o, &f)
-	if errors.Is(err, errFillInstead) {
-		s.fbOpt.Logger.Warn("cold fill: the fallback could not read a file; waiting for the fill",
-			"package", o.Name, "version", o.Version, "path", path, "err", err)
-		if o, err = s.waitStored(ctx, o.Name, o.Version); err != nil {
-			return store.File{}, nil, nil, err
-		}
-		return s.fileOf(ctx, o, path)
-	}
-	if err != nil {
-		return store.File{}, nil, nil, fmt.Errorf("reading %s from %s@%s: %w", path, o.Name, o.Version, err)
-	}
-	return f, body, o, nil
-}
-
-// Resolve validates t and resolves it with the registry (never the
-// fallback): the exact version npm would install. Errors as Open's.
-func (s *Service) Resolve(ctx context.Context, t Target) (string, error) {
-	if err := npmspec.ValidateName(t.PackageName); err != nil {
-		return "", &InputError{Field: "packageName", Err: err}
-	}
-	spec, err := npmspec.ParseSpec(t.Version)
-	if err != nil {
-		return "", &InputError{Field: "version", Err: err}
-	}
-	v, err := s.resolver.Resolve(ctx, t.PackageName, spec)
-	if err != nil {
-		return "", fmt.Errorf("resolving %s@%s: %w", t.PackageName, spec.Raw, err)
-	}
-	return v, nil
+	return out
 }

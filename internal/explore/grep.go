@@ -117,20 +117,11 @@ func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) 
 	if !m.Empty() {
 		q.Filter = m.Match
 	}
-	if o.fromElsewhere() {
-		out, err := s.grepElsewhere(ctx, o, q) // fallback.go
-		if !errors.Is(err, errFillInstead) {
-			return out, err
-		}
-		if o, err = s.waitStored(ctx, o.Name, o.Version); err != nil {
-			return nil, err
-		}
-	}
-	res, err := s.searcher.Search(ctx, o.Name, o.Version, q)
+	sr, err := s.pkgs.Search(ctx, o, q)
 	if err != nil {
 		return nil, err
 	}
-	return grepResult(o, res), nil
+	return grepAnswer(sr), nil // fallback.go
 }
 
 // grepResult turns an index result into the answer.

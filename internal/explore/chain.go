@@ -1,0 +1,197 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// Versions reaches package versions: every read of every route (the
+// actions, the jsDelivr-compatible endpoints, web docs' data packages)
+// goes through one, built by New as a chain of links that each wrap the
+// next (see the package comment). Names are validated before a link sees
+// them.
+type Versions interface {
+	// Packument returns name's dist-tags and versions as its registry
+	// lists them: an error wrapping upstream.ErrNotFound for no such
+	// package, *upstream.UnavailableError when the registry fails, a
+	// *NotFoundError when the mirror serves no metadata.
+	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+	// Resolve returns the exact version spec resolves to; errors as
+	// Resolver's.
+	Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error)
+	// Stored returns name@version's files when the store holds them, an
+	// error wrapping store.ErrNotFound when it does not. It never fills.
+	Stored(ctx context.Context, name, version string) (*Opened, error)
+	// Open resolves spec and returns that version's files, bringing the
+	// version into the store on a miss. Errors as Resolve's, or the
+	// fill's (wrapping upstream's and ingest's kinds).
+	Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error)
+	// Body returns the bytes of f, one of o.Files, with f's Binary set.
+	// The *Opened returned is the version the bytes came from: o, or the
+	// stored version when a cold fallback answer could not read f and the
+	// fill was waited for instead (then f may be a *NotFoundError).
+	Body(ctx context.Context, o *Opened, f store.File) (store.File, []byte, *Opened, error)
+	// Search runs q over o's files; ErrGrepUnavailable without a search
+	// engine. Pattern errors wrap index.ErrBadPattern or index.ErrBadQuery.
+	Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error)
+}
+
+// Searched is a grep's outcome.
+type Searched struct {
+	// Version is what was searched: the Opened given to Search, or the
+	// stored version when a cold fallback answer gave way to the fill.
+	Version *Opened
+	Result  index.Result
+	// Complete, Reason and FilesNotSearched are FallbackGrep's, set when
+	// the fallback answered (Version.Source names it).
+	Complete         bool
+	Reason           string
+	FilesNotSearched int
+}
+
+// Access decides whether the caller of ctx may read package name: nil, or
+// a *ForbiddenError naming the package and why. It is the chain's first
+// link; routes that do not read through the chain (POST /v1/warm) call it
+// themselves.
+type Access func(ctx context.Context, name string) error
+
+// ForbiddenError is a package the caller's token may not read: 403.
+type ForbiddenError struct{ Name, Why string }
+
+func (e *ForbiddenError) Error() string { return "this token may not read " + e.Name + ": " + e.Why }
+
+// Packumenter reads a package's dist-tags and versions (the registry
+// client, which caches them for packument-ttl).
+type Packumenter interface {
+	// Packument returns the abbreviated packument; errors as
+	// Versions.Packument's.
+	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+}
+
+// access is the first link: nothing reaches a package the caller may not
+// read, whatever the route.
+type access struct {
+	next  Versions
+	allow Access
+}
+
+func (a *access) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
+	if err := a.allow(ctx, name); err != nil {
+		return nil, err
+	}
+	return a.next.Packument(ctx, name)
+}
+
+func (a *access) Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error) {
+	if err := a.allow(ctx, name); err != nil {
+		return "", err
+	}
+	return a.next.Resolve(ctx, name, spec)
+}
+
+func (a *access) Stored(ctx context.Context, name, version string) (*Opened, error) {
+	if err := a.allow(ctx, name); err != nil {
+		return nil, err
+	}
+	return a.next.Stored(ctx, name, version)
+}
+
+func (a *access) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error) {
+	if err := a.allow(ctx, name); err != nil {
+		return nil, err
+	}
+	return a.next.Open(ctx, name, spec)
+}
+
+func (a *access) Body(ctx context.Context, o *Opened, f store.File) (store.File, []byte, *Opened, error) {
+	if err := a.allow(ctx, o.Name); err != nil {
+		return store.File{}, nil, nil, err
+	}
+	return a.next.Body(ctx, o, f)
+}
+
+func (a *access) Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {
+	if err := a.allow(ctx, o.Name); err != nil {
+		return nil, err
+	}
+	return a.next.Search(ctx, o, q)
+}
+
+// core is the last link: the registry's resolution, the store, and the
+// fill chain (internal/fill) on a miss. Everything it answers is the
+// store's own, checked against the registry's integrity.
+type core struct {
+	store    store.Reader
+	resolver Resolver
+	filler   Filler
+	searcher Searcher
+	pkgs     Packumenter
+}
+
+func (c *core) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
+	if c.pkgs == nil {
+		return nil, &NotFoundError{What: "package metadata on this mirror"}
+	}
+	return c.pkgs.Packument(ctx, name)
+}
+
+func (c *core) Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error) {
+	v, err := c.resolver.Resolve(ctx, name, spec)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s@%s: %w", name, spec.Raw, err)
+	}
+	return v, nil
+}
+
+func (c *core) Stored(ctx context.Context, name, version string) (*Opened, error) {
+	files, err := c.store.Files(ctx, name, version)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s@%s: %w", name, version, err)
+	}
+	return &Opened{Name: name, Version: version, Files: files}, nil
+}
+
+func (c *core) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error) {
+	version, err := c.Resolve(ctx, name, spec)
+	if err != nil {
+		return nil, err
+	}
+	o, err := c.Stored(ctx, name, version)
+	if !errors.Is(err, store.ErrNotFound) {
+		return o, err
+	}
+	if err = c.filler.Fill(ctx, name, version); err != nil {
+		return nil, fmt.Errorf("fetching %s@%s: %w", name, version, err)
+	}
+	return c.Stored(ctx, name, version)
+}
+
+func (c *core) Body(ctx context.Context, o *Opened, f store.File) (store.File, []byte, *Opened, error) {
+	b, err := c.store.Blob(ctx, f.Hash)
+	if err != nil {
+		return store.File{}, nil, nil, err
+	}
+	return f, b, o, nil
+}
+
+func (c *core) Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {
+	if c.searcher == nil {
+		return nil, ErrGrepUnavailable
+	}
+	res, err := c.searcher.Search(ctx, o.Name, o.Version, q)
+	if err != nil {
+		return nil, err
+	}
+	return &Searched{Version: o, Result: res, Complete: true}, nil
+}
+
+// exact is the spec of an exact version.
+func exact(version string) npmspec.Spec {
+	return npmspec.Spec{Raw: version, Kind: npmspec.Version}
+}
