@@ -97,15 +97,28 @@ func (h *Handlers) post(c echo.Context) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return echo.NewHTTPError(http.StatusBadRequest, "the body holds more than one JSON value")
 	}
+	id, err := h.Accept(c.Request().Context(), body)
+	if err != nil {
+		return err
+	}
+	status := "/v1/warm/" + id
+	c.Response().Header().Set(echo.HeaderLocation, status)
+	return c.JSON(http.StatusAccepted, PostResponse{ID: id, Status: status})
+}
+
+// Accept checks a request's body and queues it, returning its id: the
+// POST handler and the web page's warm form both submit through it. A
+// refusal is an *echo.HTTPError naming what to fix.
+func (h *Handlers) Accept(ctx context.Context, body PostBody) (string, error) {
 	var wants []Want
 	var source string
 	switch {
 	case (len(body.Specs) > 0) == (body.Lockfile != nil):
-		return echo.NewHTTPError(http.StatusBadRequest, `give exactly one of "specs" (a non-empty list) and "lockfile"`)
+		return "", echo.NewHTTPError(http.StatusBadRequest, `give exactly one of "specs" (a non-empty list) and "lockfile"`)
 	case body.Lockfile != nil:
 		lf := body.Lockfile
 		if lf.Name == "" || lf.Content == "" {
-			return echo.NewHTTPError(http.StatusBadRequest, `"lockfile" needs "name" (e.g. "package-lock.json") and "content"`)
+			return "", echo.NewHTTPError(http.StatusBadRequest, `"lockfile" needs "name" (e.g. "package-lock.json") and "content"`)
 		}
 		var manifest []byte
 		if lf.PackageJSON != "" {
@@ -113,7 +126,7 @@ func (h *Handlers) post(c echo.Context) error {
 		}
 		parsed, err := h.lim.ParseWithManifest(lf.Name, []byte(lf.Content), manifest)
 		if err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+			return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 		}
 		wants = Wants(parsed)
 		source = fmt.Sprintf("POST /v1/warm: %s (%s)", lf.Name, parsed.Format)
@@ -123,16 +136,14 @@ func (h *Handlers) post(c echo.Context) error {
 		}
 		source = fmt.Sprintf("POST /v1/warm: %d specs", len(body.Specs))
 	}
-	id, err := h.reqs.Submit(c.Request().Context(), source, wants)
+	id, err := h.reqs.Submit(ctx, source, wants)
 	if errors.Is(err, ErrTooMany) {
-		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	status := "/v1/warm/" + id
-	c.Response().Header().Set(echo.HeaderLocation, status)
-	return c.JSON(http.StatusAccepted, PostResponse{ID: id, Status: status})
+	return id, nil
 }
 
 func (h *Handlers) get(c echo.Context) error {
@@ -144,4 +155,9 @@ func (h *Handlers) get(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, p)
+}
+
+// Progress returns a request's state (see Queue.Progress).
+func (h *Handlers) Progress(ctx context.Context, id string) (Progress, error) {
+	return h.reqs.Progress(ctx, id)
 }
