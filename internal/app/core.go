@@ -128,6 +128,7 @@ func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe fu
 		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
 	}
 	opt.MaxOpen, opt.MaxBuilds, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, cfg.MaxIndexBuilds, log, observe
+	opt.CacheBytes, opt.Build.MaxIndexBytes = cfg.IndexCacheBytes, cfg.MaxIndexBytes
 	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
 	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
 	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes

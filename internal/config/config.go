@@ -94,9 +94,14 @@ type Config struct {
 	// for up to MaxMatches, at most MaxContextLines of context, at most
 	// MaxGrepOutputBytes of text, lines cut to a GrepLineWindow-byte window
 	// around the match, and stops after GrepTimeout with what it found.
-	IndexDir                                            string
-	MaxOpenIndexes                                      int
-	MaxIndexBuilds                                      int // index builds at once (each holds a version's text)
+	IndexDir       string
+	MaxOpenIndexes int
+	MaxIndexBuilds int // index builds at once (each holds a version's postings)
+	// MaxIndexBytes caps one version's search index file (its distinct
+	// text plus about 0.3x for postings): a version over it still lists
+	// and reads, and grep says why. IndexCacheBytes bounds the local index
+	// cache on disk (least recently used files are removed; 0: no bound).
+	MaxIndexBytes, IndexCacheBytes                      int64
 	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
 	GrepTimeout                                         time.Duration
@@ -245,6 +250,10 @@ func Default() Config {
 		MaxGlobAlternatives: 256,
 		MaxOpenIndexes:      64,
 		MaxIndexBuilds:      2,
+		// next@16.4.6, among npm's largest, indexes to 232 MB; 1 GiB keeps
+		// room for 4x that and bounds the disk one version can take.
+		MaxIndexBytes:       1 << 30,
+		IndexCacheBytes:     10 << 30,
 		MaxGrepPatternBytes: 4096,
 		DefaultMaxMatches:   100,
 		MaxMatches:          100_000,
@@ -361,7 +370,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxGlobAlternatives, "max-glob-alternatives", "PKGSCOPE_MAX_GLOB_ALTERNATIVES", "most alternatives a glob's braces may expand to")
 
 	b.Str(&c.IndexDir, "index-dir", "PKGSCOPE_INDEX_DIR", "local cache of search indexes (default: data-dir/indexes)")
-	b.Int(&c.MaxIndexBuilds, "max-index-builds", "PKGSCOPE_MAX_INDEX_BUILDS", "search index builds run at once (each holds a version's text in memory)")
+	b.Int(&c.MaxIndexBuilds, "max-index-builds", "PKGSCOPE_MAX_INDEX_BUILDS", "search index builds run at once (each holds one body and the postings in memory: ~330 MiB for next@16)")
+	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "PKGSCOPE_MAX_INDEX_BYTES", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
+	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "PKGSCOPE_INDEX_CACHE_BYTES", "local search index cache size; least recently used indexes are removed past it (0: no bound)")
 	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "PKGSCOPE_MAX_OPEN_INDEXES", "search indexes kept mapped at once")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "PKGSCOPE_MAX_GREP_PATTERN_BYTES", "longest grep pattern")
 	b.Int(&c.DefaultMaxMatches, "default-max-matches", "PKGSCOPE_DEFAULT_MAX_MATCHES", "matching lines a grep returns when maxMatches is not given")
@@ -454,6 +465,10 @@ func (c Config) Validate() error {
 	positive("max-glob-alternatives", int64(c.MaxGlobAlternatives))
 	positive("max-open-indexes", int64(c.MaxOpenIndexes))
 	positive("max-index-builds", int64(c.MaxIndexBuilds))
+	positive("max-index-bytes", c.MaxIndexBytes)
+	if c.IndexCacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("index-cache-bytes must not be negative, got %d", c.IndexCacheBytes))
+	}
 	positive("max-grep-pattern-bytes", int64(c.MaxGrepPatternBytes))
 	positive("default-max-matches", int64(c.DefaultMaxMatches))
 	positive("max-grep-output-bytes", int64(c.MaxGrepOutputBytes))

@@ -3,6 +3,7 @@ package index
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,8 +20,17 @@ type Doc struct {
 	// Path is the file's path in the package, slash-separated. Build
 	// orders files by path bytes; two docs with one path are an error.
 	Path string
-	// Data is the whole file body. Build does not keep it after returning.
+	// Data is the whole file body, unless Load is set. Build does not
+	// keep it after returning.
 	Data []byte
+	// Key names the body: docs with one Key hold the same bytes, which
+	// Build reads, stores and indexes once. Empty means the key is the
+	// SHA-256 of Data. Docs with Load must have a Key (the store's hash).
+	Key string
+	// Load, when set, returns the body instead of Data. Build calls it
+	// once per distinct Key, when it reaches that body, and drops the
+	// bytes once they are written: a build holds one body at a time.
+	Load func() ([]byte, error)
 }
 
 // BuildLimits are the settings of Build. The zero value is not usable;
@@ -48,9 +58,11 @@ type BuildLimits struct {
 	// query time: they are listed in Stats.NotIndexed and lower
 	// Stats.Coverage. npm's largest packages unpack to a few hundred MB.
 	MaxIndexedBytes int64
-	// MaxTextBytes caps the text stored in one index; Build fails with
-	// ErrTooLarge beyond it.
-	MaxTextBytes int64
+	// MaxIndexBytes caps the size of one index file (text, tables and
+	// postings); Build fails with ErrTooLarge beyond it, having written
+	// at most about MaxIndexBytes. The text of each distinct body counts
+	// once, however many files hold it.
+	MaxIndexBytes int64
 	// MaxFiles caps the number of docs; Build fails with ErrTooLarge
 	// beyond it. npm's largest tarballs hold about 100,000 files.
 	MaxFiles int
@@ -63,7 +75,7 @@ func DefaultBuildLimits() BuildLimits {
 		Overlap:          256,
 		BinarySniffBytes: 8000,
 		MaxIndexedBytes:  1 << 30,
-		MaxTextBytes:     4 << 30,
+		MaxIndexBytes:    1 << 30,
 		MaxFiles:         1 << 20,
 	}
 }
@@ -78,8 +90,8 @@ func (l BuildLimits) validate() error {
 		return fmt.Errorf("index: BuildLimits.BinarySniffBytes %d is negative", l.BinarySniffBytes)
 	case l.MaxIndexedBytes < 0:
 		return fmt.Errorf("index: BuildLimits.MaxIndexedBytes %d is negative", l.MaxIndexedBytes)
-	case l.MaxTextBytes <= 0:
-		return fmt.Errorf("index: BuildLimits.MaxTextBytes %d must be positive", l.MaxTextBytes)
+	case l.MaxIndexBytes <= 0:
+		return fmt.Errorf("index: BuildLimits.MaxIndexBytes %d must be positive", l.MaxIndexBytes)
 	case l.MaxFiles <= 0 || l.MaxFiles > 1<<31:
 		return fmt.Errorf("index: BuildLimits.MaxFiles %d out of range [1, 1<<31]", l.MaxFiles)
 	}
@@ -87,7 +99,7 @@ func (l BuildLimits) validate() error {
 }
 
 // ErrTooLarge is returned (wrapped) by Build when the docs exceed
-// BuildLimits.MaxFiles or MaxTextBytes.
+// BuildLimits.MaxFiles or the index would exceed MaxIndexBytes.
 var ErrTooLarge = errors.New("package too large to index")
 
 // Stats describes one index. Build returns it and it is stored in the
@@ -96,9 +108,11 @@ type Stats struct {
 	// Format is the FormatVersion the index was written with.
 	Format int
 	// Files counts every doc; TextFiles + BinaryFiles == Files.
-	Files, TextFiles, BinaryFiles int
-	// TextBytes is the searchable text of the text files; IndexedBytes
-	// the part of it given trigrams.
+	// Contents counts the distinct bodies among them.
+	Files, TextFiles, BinaryFiles, Contents int
+	// TextBytes is the searchable text of the distinct text bodies (a
+	// body held by many files counts once); IndexedBytes the part of it
+	// given trigrams.
 	TextBytes, IndexedBytes int64
 	// Coverage is IndexedBytes/TextBytes (1 when there is no text).
 	Coverage float64
@@ -112,11 +126,15 @@ type Stats struct {
 }
 
 // Build writes the index of one package version to w and returns its
-// Stats. The index is self-contained: it holds the text of every text
-// file as well as the postings, so a grep needs only this file. Files are
-// ordered by path; binary files (a NUL byte in the first
+// Stats. The index is self-contained: it holds the text of every distinct
+// text body as well as the postings, so a grep needs only this file.
+// Files are ordered by path; binary files (a NUL byte in the first
 // BinarySniffBytes) are listed but their bytes are not stored. Build
 // never skips a text file for its line lengths, trigram count or encoding.
+//
+// Memory: the text goes to w as each body is read, so a build holds one
+// body, the postings (about 0.3 bytes per indexed text byte, at most
+// MaxIndexedBytes of text) and the small tables.
 func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	if err := lim.validate(); err != nil {
 		return Stats{}, err
@@ -145,65 +163,103 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	}
 
 	var (
-		st     = Stats{Format: FormatVersion, Files: len(docs)}
-		paths  []byte
-		files  = make([]byte, 0, len(docs)*fileRecSize)
-		blocks []byte
-		nBlock uint32
-		pb     = newPostingBuilder()
-		textN  uint64
-		freq   [256]uint64
+		st       = Stats{Format: FormatVersion, Files: len(docs)}
+		paths    []byte
+		files    = make([]byte, 0, len(docs)*fileRecSize)
+		conts    []byte
+		contByID []contRec
+		byKey    = map[string]uint32{}
+		blocks   []byte
+		nBlock   uint32
+		pb       = newPostingBuilder()
+		textN    uint64
+		freq     [256]uint64
 	)
-	for fi, di := range order {
-		d := docs[di]
+	tooLarge := func(n uint64) error {
+		if int64(n) > lim.MaxIndexBytes {
+			return fmt.Errorf("index: the index would exceed MaxIndexBytes %d: %w", lim.MaxIndexBytes, ErrTooLarge)
+		}
+		return nil
+	}
+	for _, di := range order {
+		d := &docs[di]
 		if len(d.Path) > 1<<16 {
 			return Stats{}, fmt.Errorf("index: path of %d bytes is too long", len(d.Path))
 		}
-		rec := fileRec{pathOff: uint32(len(paths)), pathLen: uint32(len(d.Path)), size: uint64(len(d.Data)), firstBlock: nBlock, textOff: textN}
+		k := d.Key
+		if k == "" {
+			if d.Load != nil {
+				return Stats{}, fmt.Errorf("index: %s: a doc with Load needs a Key", d.Path)
+			}
+			sum := sha256.Sum256(d.Data)
+			k = string(sum[:])
+		}
+		rec := fileRec{pathOff: uint32(len(paths)), pathLen: uint32(len(d.Path))}
 		paths = append(paths, d.Path...)
 		if uint64(len(paths)) > 1<<32-1 {
 			return Stats{}, fmt.Errorf("index: paths exceed 4 GiB: %w", ErrTooLarge)
 		}
-		if isBinary(d.Data, lim.BinarySniffBytes) {
-			rec.flags |= fileBinary
+		ci, seen := byKey[k]
+		if !seen {
+			data := d.Data
+			if d.Load != nil {
+				var err error
+				if data, err = d.Load(); err != nil {
+					return Stats{}, fmt.Errorf("index: reading %s: %w", d.Path, err)
+				}
+			}
+			ci = uint32(len(contByID))
+			byKey[k] = ci
+			c := contRec{size: uint64(len(data)), firstBlock: nBlock, textOff: textN}
+			if isBinary(data, lim.BinarySniffBytes) {
+				c.flags |= fileBinary
+			} else {
+				text := data
+				if bytes.HasPrefix(text, utf8BOM) {
+					text = text[len(utf8BOM):]
+					c.flags |= fileBOM
+				}
+				c.textLen = uint64(len(text))
+				textN += uint64(len(text))
+				st.TextBytes += int64(len(text))
+				if err := tooLarge(headerSize + textN); err != nil {
+					return Stats{}, err
+				}
+				if st.IndexedBytes+int64(len(text)) <= lim.MaxIndexedBytes {
+					st.IndexedBytes += int64(len(text))
+				} else {
+					c.flags |= fileNotIndexed
+				}
+				countBytes(&freq, text)
+				if _, err := bw.Write(text); err != nil {
+					return Stats{}, fmt.Errorf("index: write text: %w", err)
+				}
+				var err error
+				blocks, nBlock, err = splitBlocks(blocks, nBlock, ci, text, c.flags&fileNotIndexed == 0, lim, pb)
+				if err != nil {
+					return Stats{}, err
+				}
+			}
+			contByID = append(contByID, c)
+			conts = c.append(conts)
+		}
+		rec.content = ci
+		c := contByID[ci]
+		if c.flags&fileBinary != 0 {
 			st.BinaryFiles++
-			files = rec.append(files)
-			continue
-		}
-		st.TextFiles++
-		text := d.Data
-		if bytes.HasPrefix(text, utf8BOM) {
-			text = text[len(utf8BOM):]
-			rec.flags |= fileBOM
-		}
-		rec.textLen = uint64(len(text))
-		textN += uint64(len(text))
-		st.TextBytes += int64(len(text))
-		if st.TextBytes > lim.MaxTextBytes {
-			return Stats{}, fmt.Errorf("index: text exceeds MaxTextBytes %d: %w", lim.MaxTextBytes, ErrTooLarge)
-		}
-		indexed := st.IndexedBytes+int64(len(text)) <= lim.MaxIndexedBytes
-		if indexed {
-			st.IndexedBytes += int64(len(text))
 		} else {
-			rec.flags |= fileNotIndexed
-			st.NotIndexed = append(st.NotIndexed, d.Path)
-		}
-		countBytes(&freq, text)
-		if _, err := bw.Write(text); err != nil {
-			return Stats{}, fmt.Errorf("index: write text: %w", err)
-		}
-		var err error
-		blocks, nBlock, err = splitBlocks(blocks, nBlock, uint32(fi), text, indexed, lim, pb)
-		if err != nil {
-			return Stats{}, err
+			st.TextFiles++
+			if c.flags&fileNotIndexed != 0 {
+				st.NotIndexed = append(st.NotIndexed, d.Path)
+			}
 		}
 		files = rec.append(files)
 	}
+	st.Contents = len(contByID)
 
 	t := trailer{
 		textOff: headerSize, textLen: textN,
-		nFiles: uint64(len(docs)), nBlocks: uint64(nBlock),
+		nFiles: uint64(len(docs)), nBlocks: uint64(nBlock), nConts: uint64(len(contByID)),
 		blockSize: uint64(lim.BlockSize), overlap: uint64(lim.Overlap), binarySniff: uint64(lim.BinarySniffBytes),
 		textFiles: uint64(st.TextFiles), binFiles: uint64(st.BinaryFiles),
 		textBytes: uint64(st.TextBytes), idxBytes: uint64(st.IndexedBytes),
@@ -213,6 +269,8 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	off += t.pathsLen
 	t.filesOff = off
 	off += uint64(len(files))
+	t.contsOff = off
+	off += uint64(len(conts))
 	t.blocksOff = off
 	off += uint64(len(blocks))
 	t.trisOff = off
@@ -220,7 +278,11 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	t.nTris = uint64(len(triTable) / triRecSize)
 	off += uint64(len(triTable))
 	t.postOff, t.postLen = off, postLen
-	for _, sec := range [][]byte{paths, files, blocks, triTable} {
+	t.freqOff = t.postOff + t.postLen
+	if err := tooLarge(t.freqOff + freqSize + trailerSize); err != nil {
+		return Stats{}, err
+	}
+	for _, sec := range [][]byte{paths, files, conts, blocks, triTable} {
 		if _, err := bw.Write(sec); err != nil {
 			return Stats{}, fmt.Errorf("index: write tables: %w", err)
 		}
@@ -228,7 +290,6 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	if err := pb.writePostings(bw); err != nil {
 		return Stats{}, fmt.Errorf("index: write postings: %w", err)
 	}
-	t.freqOff = t.postOff + t.postLen
 	freqB := make([]byte, 0, freqSize)
 	for _, c := range freq {
 		freqB = binary.LittleEndian.AppendUint64(freqB, c)

@@ -73,12 +73,15 @@
 // # File format (version FormatVersion, all integers little-endian)
 //
 //	header   16 bytes  magic "pkgsidx\x00", u32 FormatVersion, u32 0
-//	text     the searchable text of every text file, concatenated (a leading
-//	         UTF-8 byte order mark is dropped, as ripgrep drops it)
+//	text     the searchable text of every distinct text body, concatenated
+//	         (a leading UTF-8 byte order mark is dropped, as ripgrep drops it)
 //	paths    every path, concatenated
-//	files    40 bytes each: u32 pathOff, u32 pathLen, u64 textOff,
-//	         u64 textLen, u64 size, u32 firstBlock, u32 flags
-//	blocks   32 bytes each: u64 start, u64 lineStart, u32 line, u32 file,
+//	files    16 bytes each, sorted by path: u32 pathOff, u32 pathLen,
+//	         u32 content, u32 0
+//	contents 32 bytes each, one per distinct body, in the order of the
+//	         first file holding it: u64 textOff, u64 textLen, u64 size,
+//	         u32 firstBlock, u32 flags
+//	blocks   32 bytes each: u64 start, u64 lineStart, u32 line, u32 content,
 //	         u32 group, u32 flags
 //	trigrams 12 bytes each, sorted: u32 trigram, u64 postings offset
 //	postings per trigram, block ids as uvarint deltas
@@ -86,6 +89,13 @@
 //	trailer  trailerSize bytes: section offsets and lengths, counts, build
 //	         settings, stats, magic "pkgsend\x00", u32 CRC-32C of every
 //	         byte before it
+//
+// Files that hold the same bytes share one content: its text, blocks and
+// postings are stored once, and a search scans it once per file that
+// holds it (each file still reports its own matches). A version of 4,000
+// copies of one 128 KiB body indexes to 0.2 MB instead of 517 MiB. Real
+// packages repeat little: next@16.4.6 has 8,711 files and 8,398 distinct
+// bodies.
 //
 // Open verifies the checksum and every table (offsets in range, blocks in
 // order, trigrams sorted) before the index is used, so a corrupt or

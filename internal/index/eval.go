@@ -234,15 +234,15 @@ func union(a, b unitSet) unitSet {
 	return unitSet{ids: out}
 }
 
-// unindexedUnits returns the units of files stored without trigrams,
+// unindexedUnits returns the units of bodies stored without trigrams,
 // which every query must scan.
 func (ix *Index) unindexedUnits(group bool) []uint32 {
 	var out []uint32
-	for fi, f := range ix.files {
-		if f.flags&fileNotIndexed == 0 {
+	for ci, c := range ix.conts {
+		if c.flags&fileNotIndexed == 0 {
 			continue
 		}
-		lo, hi := ix.fileBlocks(fi)
+		lo, hi := ix.contBlocks(ci)
 		for k := lo; k < hi; k++ {
 			if !group || ix.blocks[k].group == uint32(k) {
 				out = append(out, uint32(k))

@@ -9,7 +9,11 @@ import (
 // FormatVersion is the on-disk format version written by Build. Open
 // rejects any other version with ErrCorrupt, so a serving node rebuilds
 // its local copy from the store after an upgrade changes the format.
-const FormatVersion = 1
+//
+// Version 2 keeps each distinct file body once (a contents table between
+// files and blocks): a version whose files repeat one body no longer
+// stores and indexes it once per copy.
+const FormatVersion = 2
 
 // ErrCorrupt is returned (wrapped) by Open for a file that is not a
 // complete, intact index of FormatVersion.
@@ -19,17 +23,18 @@ const (
 	headerMagic  = "pkgsidx\x00"
 	trailerMagic = "pkgsend\x00"
 	headerSize   = 16
-	fileRecSize  = 40
+	fileRecSize  = 16
+	contRecSize  = 32
 	blockRecSize = 32
 	triRecSize   = 12
 	freqSize     = 256 * 8
 	// trailerSize is the fixed trailer: trailerFields u64 values, the
 	// magic, then a u32 reserved and the u32 CRC-32C.
-	trailerFields = 20
+	trailerFields = 22
 	trailerSize   = trailerFields*8 + 8 + 4 + 4
 )
 
-// File flags.
+// Content flags.
 const (
 	fileBinary     = 1 << 0 // NUL in the first BinarySniffBytes: not searched
 	fileNotIndexed = 1 << 1 // stored but not indexed: always scanned
@@ -58,6 +63,7 @@ type trailer struct {
 	textFiles, binFiles uint64
 	textBytes, idxBytes uint64
 	freqOff             uint64 // byte histogram: 256 u64 counts
+	contsOff, nConts    uint64
 }
 
 func (t *trailer) fields() []*uint64 {
@@ -65,7 +71,7 @@ func (t *trailer) fields() []*uint64 {
 		&t.textOff, &t.textLen, &t.pathsOff, &t.pathsLen, &t.filesOff, &t.nFiles,
 		&t.blocksOff, &t.nBlocks, &t.trisOff, &t.nTris, &t.postOff, &t.postLen,
 		&t.blockSize, &t.overlap, &t.binarySniff, &t.textFiles, &t.binFiles,
-		&t.textBytes, &t.idxBytes, &t.freqOff,
+		&t.textBytes, &t.idxBytes, &t.freqOff, &t.contsOff, &t.nConts,
 	}
 }
 
@@ -87,34 +93,52 @@ func (t *trailer) decode(b []byte) {
 	}
 }
 
-// fileRec is one entry of the files table.
+// fileRec is one entry of the files table: a path and the content it
+// holds. Files are sorted by path; a content appears first (in that order)
+// before any content with a higher id.
 type fileRec struct {
 	pathOff, pathLen uint32
-	textOff, textLen uint64 // relative to the text section
-	size             uint64 // size of the original file
-	firstBlock       uint32
-	flags            uint32
+	content          uint32
 }
 
 func (f *fileRec) append(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, f.pathOff)
 	b = binary.LittleEndian.AppendUint32(b, f.pathLen)
-	b = binary.LittleEndian.AppendUint64(b, f.textOff)
-	b = binary.LittleEndian.AppendUint64(b, f.textLen)
-	b = binary.LittleEndian.AppendUint64(b, f.size)
-	b = binary.LittleEndian.AppendUint32(b, f.firstBlock)
-	return binary.LittleEndian.AppendUint32(b, f.flags)
+	b = binary.LittleEndian.AppendUint32(b, f.content)
+	return binary.LittleEndian.AppendUint32(b, 0)
 }
 
-func decodeFileRec(b []byte) fileRec {
+func decodeFileRec(b []byte) (fileRec, bool) {
 	return fileRec{
-		pathOff:    binary.LittleEndian.Uint32(b),
-		pathLen:    binary.LittleEndian.Uint32(b[4:]),
-		textOff:    binary.LittleEndian.Uint64(b[8:]),
-		textLen:    binary.LittleEndian.Uint64(b[16:]),
-		size:       binary.LittleEndian.Uint64(b[24:]),
-		firstBlock: binary.LittleEndian.Uint32(b[32:]),
-		flags:      binary.LittleEndian.Uint32(b[36:]),
+		pathOff: binary.LittleEndian.Uint32(b),
+		pathLen: binary.LittleEndian.Uint32(b[4:]),
+		content: binary.LittleEndian.Uint32(b[8:]),
+	}, binary.LittleEndian.Uint32(b[12:]) == 0
+}
+
+// contRec is one entry of the contents table: one distinct file body.
+type contRec struct {
+	textOff, textLen uint64 // relative to the text section
+	size             uint64 // size of the original body
+	firstBlock       uint32
+	flags            uint32
+}
+
+func (c *contRec) append(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, c.textOff)
+	b = binary.LittleEndian.AppendUint64(b, c.textLen)
+	b = binary.LittleEndian.AppendUint64(b, c.size)
+	b = binary.LittleEndian.AppendUint32(b, c.firstBlock)
+	return binary.LittleEndian.AppendUint32(b, c.flags)
+}
+
+func decodeContRec(b []byte) contRec {
+	return contRec{
+		textOff:    binary.LittleEndian.Uint64(b),
+		textLen:    binary.LittleEndian.Uint64(b[8:]),
+		size:       binary.LittleEndian.Uint64(b[16:]),
+		firstBlock: binary.LittleEndian.Uint32(b[24:]),
+		flags:      binary.LittleEndian.Uint32(b[28:]),
 	}
 }
 
@@ -124,7 +148,7 @@ type blockRec struct {
 	start     uint64 // first byte of the block
 	lineStart uint64 // first byte of the line holding start
 	line      uint32 // 1-based number of that line
-	file      uint32
+	file      uint32 // the content the block belongs to
 	group     uint32 // id of the first block of the group
 	flags     uint32
 }

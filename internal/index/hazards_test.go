@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -323,9 +324,13 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("MaxFiles: %v", err)
 	}
 	small = lim
-	small.MaxTextBytes = 3
+	small.MaxIndexBytes = headerSize + 3
 	if _, err := Build(&buf, []Doc{{Path: "a", Data: []byte("abcd")}}, small); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("MaxTextBytes: %v", err)
+		t.Errorf("MaxIndexBytes, text: %v", err)
+	}
+	small.MaxIndexBytes = 2200 // the text fits; the 2 KiB byte counts do not
+	if _, err := Build(&buf, []Doc{{Path: "a", Data: []byte("abcd")}}, small); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("MaxIndexBytes, tables: %v", err)
 	}
 	small = lim
 	small.BlockSize = 1
@@ -386,5 +391,55 @@ func TestCancel(t *testing.T) {
 	_, err := ix.Search(ctx, Query{Pattern: "x*"}, DefaultSearchLimits())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+// TestDuplicateBodies guards issue 11 §4: a version of 4,000 files sharing
+// one 128 KiB body (1.7 MB as a tarball) made a 517 MiB index and read
+// the body 4,000 times. Each body is now read, stored and indexed once,
+// and every file holding it still answers.
+func TestDuplicateBodies(t *testing.T) {
+	body := bytes.Repeat([]byte("const needle = 1; // filler text for the block\n"), 128<<10/48)
+	loads := 0
+	var docs []Doc
+	for i := range 4000 {
+		docs = append(docs, Doc{Path: fmt.Sprintf("copies/%04d.js", i), Key: "same",
+			Load: func() ([]byte, error) { loads++; return body, nil }})
+	}
+	docs = append(docs, Doc{Path: "other.js", Data: []byte("needle in another body\n")},
+		Doc{Path: "same-bytes.js", Data: []byte("needle in another body\n")})
+	var buf bytes.Buffer
+	st, err := Build(&buf, docs, DefaultBuildLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads != 1 {
+		t.Errorf("the shared body was loaded %d times, want 1", loads)
+	}
+	if st.Contents != 2 || st.Files != 4002 || st.TextFiles != 4002 {
+		t.Errorf("stats %+v: want 2 contents of 4002 text files", st)
+	}
+	if max := int64(2 * len(body)); st.IndexBytes > max {
+		t.Errorf("index is %d bytes, want at most twice the one body (%d)", st.IndexBytes, max)
+	}
+	ix, err := OpenBytes(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	lim := roomyLimits()
+	lim.MaxMatches = 1 << 30
+	res, err := ix.Search(t.Context(), Query{Pattern: "needle", MaxMatchesPerFile: 2, MaxMatches: 100_000}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != 4000*2+2 || res.FilesSearched != 4002 {
+		t.Fatalf("%d matches in %d files, want %d in 4002", len(res.Matches), res.FilesSearched, 4000*2+2)
+	}
+	if m := res.Matches[len(res.Matches)-1]; m.File != "same-bytes.js" || m.Line != 1 {
+		t.Errorf("last match %+v, want same-bytes.js:1", m)
+	}
+	if m := res.Matches[2*1234+1]; m.File != "copies/1234.js" || m.Line != 2 {
+		t.Errorf("match %+v, want copies/1234.js:2", m)
 	}
 }

@@ -26,6 +26,7 @@ type Index struct {
 	tris    []byte
 	post    []byte
 	files   []fileRec
+	conts   []contRec
 	blocks  []blockRec
 	overlap int
 	freq    [256]uint64 // how often each byte occurs in the text
@@ -85,7 +86,7 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	ix.text, ix.paths, ix.tris, ix.post, ix.files, ix.blocks = nil, nil, nil, nil, nil, nil
+	ix.text, ix.paths, ix.tris, ix.post, ix.files, ix.conts, ix.blocks = nil, nil, nil, nil, nil, nil, nil
 	if ix.unmap != nil {
 		if err := ix.unmap(); err != nil {
 			return fmt.Errorf("index: munmap: %w", err)
@@ -148,10 +149,14 @@ func load(data []byte) (*Index, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if t.nFiles > end/fileRecSize || t.nBlocks > end/blockRecSize || t.nTris > end/triRecSize {
+	if t.nFiles > end/fileRecSize || t.nConts > end/contRecSize || t.nBlocks > end/blockRecSize || t.nTris > end/triRecSize {
 		return fail(corrupt("table counts exceed the file"))
 	}
 	filesB, err := section("files", t.filesOff, t.nFiles*fileRecSize)
+	if err != nil {
+		return fail(err)
+	}
+	contsB, err := section("contents", t.contsOff, t.nConts*contRecSize)
 	if err != nil {
 		return fail(err)
 	}
@@ -182,13 +187,52 @@ func load(data []byte) (*Index, error) {
 	for c := range ix.freq {
 		ix.freq[c] = binary.LittleEndian.Uint64(freqB[c*8:])
 	}
+
+	// Contents: text in order, blocks in order.
+	ix.conts = make([]contRec, t.nConts)
+	var textPos, textBytes, idxBytes uint64
+	for i := range ix.conts {
+		c := decodeContRec(contsB[i*contRecSize:])
+		if c.flags&^(fileBinary|fileNotIndexed|fileBOM) != 0 {
+			return fail(corrupt("content %d: unknown flags %#x", i, c.flags))
+		}
+		if c.textOff != textPos || c.textLen > t.textLen-textPos {
+			return fail(corrupt("content %d: text out of place", i))
+		}
+		textPos += c.textLen
+		if c.flags&fileBinary != 0 {
+			if c.textLen != 0 || c.flags != fileBinary {
+				return fail(corrupt("content %d: binary body with text", i))
+			}
+		} else {
+			textBytes += c.textLen
+			if c.flags&fileNotIndexed == 0 {
+				idxBytes += c.textLen
+			}
+		}
+		if uint64(c.firstBlock) > t.nBlocks || (i > 0 && c.firstBlock < ix.conts[i-1].firstBlock) {
+			return fail(corrupt("content %d: blocks out of order", i))
+		}
+		ix.conts[i] = c
+	}
+	if textPos != t.textLen {
+		return fail(corrupt("text section has %d bytes no content owns", t.textLen-textPos))
+	}
+	if textBytes != t.textBytes || idxBytes != t.idxBytes {
+		return fail(corrupt("stats disagree with the contents table"))
+	}
+
+	// Files: paths sorted, each content first used in id order.
 	ix.files = make([]fileRec, t.nFiles)
-	var textPos uint64
-	var textFiles, binFiles, textBytes, idxBytes uint64
+	var textFiles, binFiles uint64
 	var notIndexed []string
 	var prevPath []byte
+	nextCont := uint32(0)
 	for i := range ix.files {
-		r := decodeFileRec(filesB[i*fileRecSize:])
+		r, ok := decodeFileRec(filesB[i*fileRecSize:])
+		if !ok {
+			return fail(corrupt("file %d: reserved field set", i))
+		}
 		if uint64(r.pathOff)+uint64(r.pathLen) > t.pathsLen {
 			return fail(corrupt("file %d: path out of range", i))
 		}
@@ -197,65 +241,56 @@ func load(data []byte) (*Index, error) {
 			return fail(corrupt("file %d: paths not sorted", i))
 		}
 		prevPath = p
-		if r.flags&^(fileBinary|fileNotIndexed|fileBOM) != 0 {
-			return fail(corrupt("file %d: unknown flags %#x", i, r.flags))
+		switch {
+		case r.content > nextCont || uint64(r.content) >= t.nConts:
+			return fail(corrupt("file %d: content out of order", i))
+		case r.content == nextCont:
+			nextCont++
 		}
-		if r.textOff != textPos || r.textLen > t.textLen-textPos {
-			return fail(corrupt("file %d: text out of place", i))
-		}
-		textPos += r.textLen
-		if r.flags&fileBinary != 0 {
-			if r.textLen != 0 || r.flags != fileBinary {
-				return fail(corrupt("file %d: binary file with text", i))
-			}
+		c := ix.conts[r.content]
+		if c.flags&fileBinary != 0 {
 			binFiles++
 		} else {
 			textFiles++
-			textBytes += r.textLen
-			if r.flags&fileNotIndexed != 0 {
+			if c.flags&fileNotIndexed != 0 {
 				notIndexed = append(notIndexed, string(p))
-			} else {
-				idxBytes += r.textLen
 			}
-		}
-		if uint64(r.firstBlock) > t.nBlocks || (i > 0 && r.firstBlock < ix.files[i-1].firstBlock) {
-			return fail(corrupt("file %d: blocks out of order", i))
 		}
 		ix.files[i] = r
 	}
-	if textPos != t.textLen {
-		return fail(corrupt("text section has %d bytes no file owns", t.textLen-textPos))
+	if uint64(nextCont) != t.nConts {
+		return fail(corrupt("%d contents no file holds", t.nConts-uint64(nextCont)))
 	}
-	if textFiles != t.textFiles || binFiles != t.binFiles || textBytes != t.textBytes || idxBytes != t.idxBytes {
+	if textFiles != t.textFiles || binFiles != t.binFiles {
 		return fail(corrupt("stats disagree with the files table"))
 	}
 
-	if (t.nFiles == 0 && t.nBlocks != 0) || (t.nFiles > 0 && ix.files[0].firstBlock != 0) {
-		return fail(corrupt("blocks owned by no file"))
+	if (t.nConts == 0 && t.nBlocks != 0) || (t.nConts > 0 && ix.conts[0].firstBlock != 0) {
+		return fail(corrupt("blocks owned by no content"))
 	}
 	ix.blocks = make([]blockRec, t.nBlocks)
-	for fi := range ix.files {
-		f := ix.files[fi]
-		lo, hi := ix.fileBlocks(fi)
-		if f.textLen == 0 && lo != hi {
-			return fail(corrupt("file %d: empty file with blocks", fi))
+	for ci := range ix.conts {
+		c := ix.conts[ci]
+		lo, hi := ix.contBlocks(ci)
+		if c.textLen == 0 && lo != hi {
+			return fail(corrupt("content %d: empty body with blocks", ci))
 		}
-		if f.textLen > 0 && lo == hi {
-			return fail(corrupt("file %d: text without blocks", fi))
+		if c.textLen > 0 && lo == hi {
+			return fail(corrupt("content %d: text without blocks", ci))
 		}
 		for k := lo; k < hi; k++ {
 			b := decodeBlockRec(blocksB[k*blockRecSize:])
 			switch {
-			case b.file != uint32(fi):
-				return fail(corrupt("block %d: wrong file", k))
-			case k == lo && b.start != 0, k > lo && b.start <= ix.blocks[k-1].start, b.start >= f.textLen:
+			case b.file != uint32(ci):
+				return fail(corrupt("block %d: wrong content", k))
+			case k == lo && b.start != 0, k > lo && b.start <= ix.blocks[k-1].start, b.start >= c.textLen:
 				return fail(corrupt("block %d: start out of order", k))
 			case b.lineStart > b.start || b.line == 0:
 				return fail(corrupt("block %d: bad line", k))
 			case b.flags&^blockCont != 0:
 				return fail(corrupt("block %d: unknown flags", k))
 			case b.flags&blockCont != 0 && k+1 == hi:
-				return fail(corrupt("block %d: continues past its file", k))
+				return fail(corrupt("block %d: continues past its content", k))
 			}
 			startsGroup := k == lo || ix.blocks[k-1].flags&blockCont == 0
 			if (startsGroup && b.group != uint32(k)) || (!startsGroup && b.group != ix.blocks[k-1].group) {
@@ -283,6 +318,7 @@ func load(data []byte) (*Index, error) {
 		Files:        int(t.nFiles),
 		TextFiles:    int(textFiles),
 		BinaryFiles:  int(binFiles),
+		Contents:     int(t.nConts),
 		TextBytes:    int64(textBytes),
 		IndexedBytes: int64(idxBytes),
 		Coverage:     coverage(int64(idxBytes), int64(textBytes)),
@@ -294,20 +330,20 @@ func load(data []byte) (*Index, error) {
 	return ix, nil
 }
 
-// fileBlocks returns the block ids [lo, hi) of file fi.
-func (ix *Index) fileBlocks(fi int) (int, int) {
-	lo := int(ix.files[fi].firstBlock)
+// contBlocks returns the block ids [lo, hi) of content ci.
+func (ix *Index) contBlocks(ci int) (int, int) {
+	lo := int(ix.conts[ci].firstBlock)
 	hi := len(ix.blocks)
-	if fi+1 < len(ix.files) {
-		hi = int(ix.files[fi+1].firstBlock)
+	if ci+1 < len(ix.conts) {
+		hi = int(ix.conts[ci+1].firstBlock)
 	}
 	return lo, hi
 }
 
-// fileText returns the searchable text of file fi.
-func (ix *Index) fileText(fi int) []byte {
-	f := ix.files[fi]
-	return ix.text[f.textOff : f.textOff+f.textLen]
+// contText returns the searchable text of content ci.
+func (ix *Index) contText(ci int) []byte {
+	c := ix.conts[ci]
+	return ix.text[c.textOff : c.textOff+c.textLen]
 }
 
 // filePath returns the path of file fi.
@@ -316,11 +352,11 @@ func (ix *Index) filePath(fi int) string {
 	return string(ix.paths[f.pathOff : f.pathOff+f.pathLen])
 }
 
-// blockEnd returns the end offset (in its file's text) of block k.
+// blockEnd returns the end offset (in its content's text) of block k.
 func (ix *Index) blockEnd(k int) uint64 {
 	b := ix.blocks[k]
 	if k+1 < len(ix.blocks) && ix.blocks[k+1].file == b.file {
 		return ix.blocks[k+1].start
 	}
-	return ix.files[b.file].textLen
+	return ix.conts[b.file].textLen
 }

@@ -355,24 +355,24 @@ func (s *searcher) stop(reason string) {
 
 func (s *searcher) run(units unitSet) {
 	ix := s.ix
-	ui := 0
 	s.checkTime()
 	for fi := range ix.files {
 		if s.stopped {
 			return
 		}
-		f := ix.files[fi]
-		lo, hi := ix.fileBlocks(fi)
+		ci := int(ix.files[fi].content)
+		f := ix.conts[ci]
+		lo, hi := ix.contBlocks(ci)
 		var mine []uint32
 		if !units.all {
-			for ui < len(units.ids) && int(units.ids[ui]) < lo {
-				ui++
-			}
-			j := ui
+			// Files sharing a body share its blocks, so the units of a
+			// file are found by search, not by walking units in order.
+			i := sort.Search(len(units.ids), func(i int) bool { return int(units.ids[i]) >= lo })
+			j := i
 			for j < len(units.ids) && int(units.ids[j]) < hi {
 				j++
 			}
-			mine, ui = units.ids[ui:j], j
+			mine = units.ids[i:j]
 		}
 		path := ""
 		if s.q.Filter != nil {
@@ -395,7 +395,7 @@ func (s *searcher) run(units unitSet) {
 		if (!units.all && len(mine) == 0) || lo == hi {
 			continue
 		}
-		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, ix.fileText(fi), lo, hi
+		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, ix.contText(ci), lo, hi
 		s.fileMatches, s.fileDone, s.curPos, s.curLine = 0, false, 0, 1
 		if s.tick() {
 			return

@@ -19,11 +19,23 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// countingStore counts index builds (Files calls) over a real store.
+// countingStore counts index builds (Files calls) and body reads over a
+// real store.
 type countingStore struct {
 	*sqlite.Store
 	mu    sync.Mutex
 	lists int
+	reads map[store.Hash]int
+}
+
+func (c *countingStore) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
+	c.mu.Lock()
+	if c.reads == nil {
+		c.reads = map[store.Hash]int{}
+	}
+	c.reads[h]++
+	c.mu.Unlock()
+	return c.Store.Blob(ctx, h)
 }
 
 func (c *countingStore) Files(ctx context.Context, name, version string) ([]store.File, error) {

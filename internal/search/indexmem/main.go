@@ -1,0 +1,112 @@
+// Command indexmem measures what building one version's search index
+// costs the mirror: peak RSS and the index size. It ingests a tarball into
+// a fresh embedded store in one process, then builds the index from the
+// store in a second one (as the mirror does after a cold fill) and prints
+// that process's peak RSS (VmHWM) and the index size.
+//
+//	indexmem -tgz FILE [-work DIR]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "indexmem:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	tgz := flag.String("tgz", "", "npm tarball to ingest and index")
+	work := flag.String("work", "", "directory for the store and index cache (default: a temp dir, removed)")
+	phase := flag.String("phase", "", "internal: ingest or build")
+	flag.Parse()
+	ctx := context.Background()
+	switch *phase {
+	case "ingest":
+		data, err := os.ReadFile(*tgz)
+		if err != nil {
+			return err
+		}
+		st, err := sqlite.Open(ctx, *work, sqlite.Options{})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		_, err = ingest.Ingest(ctx, st, "pkg", "1.0.0", "sha512-unchecked", data, ingest.DefaultLimits())
+		return err
+	case "build":
+		st, err := sqlite.Open(ctx, *work, sqlite.Options{})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		s, err := search.New(st, search.DefaultOptions(filepath.Join(*work, "indexes")))
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		start := time.Now()
+		stats, err := s.Ensure(ctx, "pkg", "1.0.0")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("build %.1fs, peak RSS %s, index %.1f MB, %d files, %.1f MB text\n", time.Since(start).Seconds(),
+			peakRSS(), float64(stats.IndexBytes)/1e6, stats.Files, float64(stats.TextBytes)/1e6)
+		return nil
+	case "":
+	default:
+		return fmt.Errorf("unknown -phase %q", *phase)
+	}
+	if *tgz == "" {
+		return errors.New("usage: indexmem -tgz FILE [-work DIR]")
+	}
+	if *work == "" {
+		dir, err := os.MkdirTemp("", "indexmem-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		*work = dir
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	for _, ph := range []string{"ingest", "build"} {
+		cmd := exec.Command(self, "-phase", ph, "-tgz", *tgz, "-work", *work)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w", ph, err)
+		}
+	}
+	return nil
+}
+
+// peakRSS returns this process's VmHWM from /proc.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
