@@ -28,7 +28,6 @@ import (
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/metrics"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
-	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/redislock"
@@ -98,10 +97,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		mw = append(mw, a.RateLimit.Middleware())
 		m.WatchRateLimit(a.RateLimit.Stats)
 	}
-	a.Cache = cache.New(a.redis, cache.Options{
-		LocalBytes: cfg.CacheLocalBytes, MaxBodyBytes: cfg.CacheMaxBodyBytes, MaxListBytes: cfg.CacheMaxListBytes,
-		ResolveTTL: cfg.CacheResolveTTL, RedisTTL: cfg.CacheRedisTTL,
-	})
+	a.Cache = cache.New(a.redis, cfg.Cache())
 	m.WatchCache(a.Cache.Stats)
 	fillOpt.Index = searcher.Later(cfg.FillTimeout)
 	resolver := resolve.New(reg, st)
@@ -134,21 +130,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// an identity and it lets everything through.
 	ropt := explore.Options{
 		Store: a.Cache.Reader(st), Resolver: a.Cache.Resolver(resolver), Filler: filler, Searcher: searcher,
-		Packuments: reg, Access: scopeAccess(npm),
-		Limits: explore.Limits{
-			DefaultReadLimit: cfg.DefaultReadLimit,
-			MaxReadLimit:     cfg.MaxReadLimit,
-			MaxLineWidth:     cfg.MaxLineWidth,
-			MaxReadBytes:     cfg.MaxReadBytes,
-			MaxMatches:       cfg.MaxMatches,
-			MaxContextLines:  cfg.MaxContextLines,
-			Glob: pathglob.Limits{
-				MaxPatterns:     cfg.MaxGlobPatterns,
-				MaxPatternBytes: cfg.MaxGlobPatternBytes,
-				MaxBraceGroups:  cfg.MaxGlobBraceGroups,
-				MaxAlternatives: cfg.MaxGlobAlternatives,
-			},
-		},
+		Packuments: reg, Access: scopeAccess(npm), Limits: cfg.Explore(),
 	}
 	if cfg.JSDelivrEnabled() {
 		fb, err := newFallback(cfg, npm, &http.Client{Transport: m.Transport("jsdelivr", nil)})
@@ -178,23 +160,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 }
 
 // newFallback builds the jsDelivr fallback. Its grep searches with the
-// same limits as the stored grep (newSearcher), so answers differ only in
-// what was fetched. Packages whose scope has a registry of its own in
+// same limits as the stored grep (config.GrepLimits), so answers differ
+// only in what was fetched. Packages whose scope has a registry of its own in
 // .npmrc are private: they are never sent to jsDelivr.
 func newFallback(cfg config.Config, npm *npmrc.Config, hc *http.Client) (*jsdelivr.Fallback, error) {
-	c, err := jsdelivr.New(jsdelivr.Config{
-		DataURL: cfg.JSDelivrDataURL, CDNURL: cfg.JSDelivrCDNURL, Timeout: cfg.JSDelivrTimeout,
-		MaxListingBytes: cfg.JSDelivrMaxListingBytes, MaxFileBytes: cfg.JSDelivrMaxFileBytes,
-	}, hc)
+	c, err := jsdelivr.New(cfg.JSDelivr(), hc)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the jsDelivr fallback: %w", err)
 	}
-	opt := jsdelivr.DefaultFallbackOptions()
-	opt.GrepMaxFiles, opt.GrepMaxBytes, opt.GrepTimeout = cfg.JSDelivrGrepMaxFiles, cfg.JSDelivrGrepMaxBytes, cfg.JSDelivrGrepTimeout
-	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
-	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
-	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
-	opt.Search.MaxLineWindow, opt.Search.Timeout = cfg.GrepLineWindow, cfg.GrepTimeout
+	opt := cfg.Fallback()
 	opt.Public = func(name string) bool { return npm.RegistryFor(name) == npm.Registry() }
 	return jsdelivr.NewFallback(c, opt), nil
 }

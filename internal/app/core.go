@@ -7,12 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fill"
-	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/redislock"
@@ -62,25 +60,15 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 		c.Close()
 		return nil, fmt.Errorf("reading npm configuration: %w", err)
 	}
-	c.Registry = upstream.New(c.NPM, upstream.Config{
-		PackumentTTL:        cfg.PackumentTTL,
-		MinRefetchInterval:  cfg.PackumentRefetch,
-		BreakerFailures:     cfg.BreakerFailures,
-		BreakerCooldown:     cfg.BreakerCooldown,
-		RequestTimeout:      cfg.UpstreamTimeout,
-		TarballTimeout:      cfg.TarballTimeout,
-		MaxPackumentBytes:   upstream.DefaultConfig().MaxPackumentBytes,
-		MaxTarballBytes:     cfg.MaxTarballBytes,
-		AllowedTarballHosts: cfg.AllowedTarballHosts,
-		UserAgent:           opt.UserAgent,
-	}, &http.Client{Transport: opt.RegistryTransport})
+	upc := cfg.Upstream()
+	upc.UserAgent = opt.UserAgent
+	c.Registry = upstream.New(c.NPM, upc, &http.Client{Transport: opt.RegistryTransport})
 	if cfg.RedisURL != "" {
 		// Optional and degradable: Open does not connect, and every use
 		// falls back to the store when Redis does not answer in time.
-		c.Redis, err = redisconn.Open(redisconn.Options{
-			URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, Logger: log,
-			DialTimeout: cfg.RedisDialTimeout, Timeout: cfg.RedisTimeout, Cooldown: cfg.RedisCooldown,
-		})
+		ro := cfg.Redis()
+		ro.Logger = log
+		c.Redis, err = redisconn.Open(ro)
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -97,9 +85,8 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 // FillOptions are the miss path's options from cfg: timeout, ingest
 // limits, and the Redis lock when there is one. The caller sets Index.
 func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
-	lim := ingest.DefaultLimits()
-	lim.MaxUnpackedBytes, lim.MaxFiles, lim.MaxEntries, lim.MaxFileBytes = cfg.MaxUnpackedBytes, cfg.MaxFiles, cfg.MaxEntries, cfg.MaxFileBytes
-	opt := fill.Options{Timeout: cfg.FillTimeout, FailedRetryAfter: cfg.FailedRetryAfter, Ingest: lim, Logger: log}
+	opt := cfg.Fill()
+	opt.Logger = log
 	if c.Lock != nil {
 		opt.Lock = c.Lock
 	}
@@ -123,16 +110,8 @@ func (c *Core) Close() error {
 }
 
 func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe func(time.Duration, error)) (*search.Searcher, error) {
-	opt := search.DefaultOptions(cfg.IndexDir)
-	if opt.Dir == "" {
-		opt.Dir = filepath.Join(cfg.DataDir, "indexes")
-	}
-	opt.MaxOpen, opt.MaxBuilds, opt.Logger, opt.Observe = cfg.MaxOpenIndexes, cfg.MaxIndexBuilds, log, observe
-	opt.CacheBytes, opt.Build.MaxIndexBytes = cfg.IndexCacheBytes, cfg.MaxIndexBytes
-	opt.Search.MaxPatternBytes = cfg.MaxGrepPatternBytes
-	opt.Search.DefaultMaxMatches, opt.Search.MaxMatches = cfg.DefaultMaxMatches, cfg.MaxMatches
-	opt.Search.MaxContextLines, opt.Search.MaxOutputBytes = cfg.MaxContextLines, cfg.MaxGrepOutputBytes
-	opt.Search.MaxLineWindow, opt.Search.Timeout = cfg.GrepLineWindow, cfg.GrepTimeout
+	opt := cfg.Search()
+	opt.Logger, opt.Observe = log, observe
 	s, err := search.New(st, opt)
 	if err != nil {
 		return nil, fmt.Errorf("setting up grep: %w", err)

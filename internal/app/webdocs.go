@@ -17,19 +17,9 @@ import (
 // package; nothing is loaded until the first call or Warm. svc is the
 // store-only chain (explore.Service.Stored).
 func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnClient *http.Client) *webdocs.Service {
-	lim := webdocs.DefaultLimits()
-	lim.MaxQueryBytes, lim.MaxResults, lim.MaxDocBytes = cfg.WebDocsMaxQueryBytes, cfg.WebDocsMaxResults, cfg.WebDocsMaxDocBytes
-	lim.DefaultResults = min(lim.DefaultResults, lim.MaxResults)
-	lim.LoadTimeout = cfg.FillTimeout
-	mdn := webdocs.DefaultMDNOptions()
-	mdn.BaseURL, mdn.Timeout, mdn.CacheBytes = cfg.MDNBaseURL, cfg.MDNTimeout, cfg.MDNCacheBytes
-	return webdocs.New(storedOnly{svc}, webdocs.Options{
-		Versions: webdocs.Versions{
-			BCD: cfg.WebDocsBCDVersion, Inventory: cfg.WebDocsInventoryVersion,
-			IDL: cfg.WebDocsIDLVersion, Features: cfg.WebDocsFeaturesVersion,
-		},
-		Limits: lim, MDN: mdn, Logger: log, HTTPClient: mdnClient,
-	})
+	opt := cfg.WebDocs()
+	opt.Logger, opt.HTTPClient = log, mdnClient
+	return webdocs.New(storedOnly{svc}, opt)
 }
 
 // storedOnly gives webdocs the store-only chain: its dataset is kept for

@@ -56,7 +56,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// DefaultOptions are the defaults config.Default mirrors.
+// DefaultOptions are the defaults (config.Default takes them). 128 MiB
+// holds the file lists and small bodies agents read most (a typical
+// package's list is 5-50 KiB); bodies over 256 KiB are mostly bundles and
+// maps, read rarely and in windows.
 func DefaultOptions() Options {
 	return Options{
 		LocalBytes:   128 << 20,

@@ -10,6 +10,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,15 +71,9 @@ func New(baseURL string, opt Options) (*Client, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/explore"
 	u.RawQuery, u.Fragment = "", ""
 	def := DefaultOptions()
-	if opt.Timeout <= 0 {
-		opt.Timeout = def.Timeout
-	}
-	if opt.MaxResponseBytes <= 0 {
-		opt.MaxResponseBytes = def.MaxResponseBytes
-	}
-	if opt.UserAgent == "" {
-		opt.UserAgent = def.UserAgent
-	}
+	opt.Timeout = cmp.Or(opt.Timeout, def.Timeout)
+	opt.MaxResponseBytes = cmp.Or(opt.MaxResponseBytes, def.MaxResponseBytes)
+	opt.UserAgent = cmp.Or(opt.UserAgent, def.UserAgent)
 	hc := opt.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}

@@ -214,103 +214,6 @@ func (Secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
 // handler uses for a Config logged whole.
 func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
 
-// Default returns the defaults. Each is explained where the setting is
-// registered in Load.
-func Default() Config {
-	return Config{
-		Addr:                "127.0.0.1:7878",
-		DataDir:             defaultDataDir(),
-		MaxBodyBytes:        1 << 20,
-		MaxWarmBodyBytes:    64 << 20,
-		ReadHeaderTimeout:   10 * time.Second,
-		ReadTimeout:         30 * time.Second,
-		WriteTimeout:        6 * time.Minute,
-		IdleTimeout:         2 * time.Minute,
-		ShutdownTimeout:     30 * time.Second,
-		FillTimeout:         5 * time.Minute,
-		FailedRetryAfter:    5 * time.Minute,
-		PackumentTTL:        5 * time.Minute,
-		PackumentRefetch:    10 * time.Second,
-		BreakerFailures:     5,
-		BreakerCooldown:     30 * time.Second,
-		UpstreamTimeout:     30 * time.Second,
-		TarballTimeout:      4 * time.Minute,
-		MaxTarballBytes:     256 << 20,
-		MaxUnpackedBytes:    1 << 30,
-		MaxFiles:            100_000,
-		MaxEntries:          200_000,
-		MaxFileBytes:        256 << 20,
-		DefaultReadLimit:    2000,
-		MaxReadLimit:        20_000,
-		MaxLineWidth:        2000,
-		MaxReadBytes:        512 << 10,
-		MaxGlobPatterns:     64,
-		MaxGlobPatternBytes: 512,
-		MaxGlobBraceGroups:  8,
-		MaxGlobAlternatives: 256,
-		MaxOpenIndexes:      64,
-		MaxIndexBuilds:      2,
-		// next@16.4.6, among npm's largest, indexes to 232 MB; 1 GiB keeps
-		// room for 4x that and bounds the disk one version can take.
-		MaxIndexBytes:       1 << 30,
-		IndexCacheBytes:     10 << 30,
-		MaxGrepPatternBytes: 4096,
-		DefaultMaxMatches:   100,
-		MaxMatches:          100_000,
-		MaxContextLines:     20,
-		MaxGrepOutputBytes:  8 << 20,
-		GrepLineWindow:      512,
-		GrepTimeout:         10 * time.Second,
-		// jsDelivr's public hosts: a CDN over the public registry, not a
-		// registry. A first listing of a large version makes jsDelivr
-		// fetch the tarball itself, hence 20s; no file it serves exceeds
-		// its 150 MB package limit. A grep's 64 MiB is the text of most
-		// packages whole (the median npm version unpacks to well under
-		// 1 MB) and costs about as much memory again for its index.
-		JSDelivrDataURL:         "https://data.jsdelivr.com",
-		JSDelivrCDNURL:          "https://cdn.jsdelivr.net",
-		JSDelivrTimeout:         20 * time.Second,
-		JSDelivrMaxListingBytes: 32 << 20,
-		JSDelivrMaxFileBytes:    64 << 20,
-		JSDelivrGrepMaxFiles:    1000,
-		JSDelivrGrepMaxBytes:    64 << 20,
-		JSDelivrGrepTimeout:     20 * time.Second,
-		// An agent asking for a cold large package gets an answer in 3s
-		// instead of the minute an ingest of a 100 MB package can take.
-		ColdBudget: 3 * time.Second,
-		// Redis is an optimisation: a warm read answers from the store in
-		// about a millisecond, so waiting longer than 200ms on Redis is a
-		// loss, and 5s of not trying keeps an outage from costing every
-		// request that wait.
-		RedisPrefix:      "pkgscope:",
-		RedisDialTimeout: 200 * time.Millisecond,
-		RedisTimeout:     200 * time.Millisecond,
-		RedisCooldown:    5 * time.Second,
-		// 128 MiB holds the file lists and small bodies agents read most
-		// (a typical package's list is 5-50 KiB); bodies over 256 KiB are
-		// mostly bundles and maps, read rarely and in windows.
-		CacheLocalBytes:   128 << 20,
-		CacheMaxBodyBytes: 256 << 10,
-		CacheMaxListBytes: 4 << 20,
-		CacheResolveTTL:   time.Minute,
-		CacheRedisTTL:     24 * time.Hour,
-		// The versions webdocs.DefaultVersions names (a test there checks
-		// they agree); MDN answers a page in ~200 ms, 10s is for a slow
-		// day; 64 MiB holds ~2,000 rendered pages; see webdocs.Limits for
-		// the caps.
-		WebDocsBCDVersion:       "8.1.9",
-		WebDocsInventoryVersion: "0.2.20260206",
-		WebDocsIDLVersion:       "3.85.0",
-		WebDocsFeaturesVersion:  "3.40.0",
-		MDNBaseURL:              "https://developer.mozilla.org",
-		MDNTimeout:              10 * time.Second,
-		MDNCacheBytes:           64 << 20,
-		WebDocsMaxQueryBytes:    512,
-		WebDocsMaxResults:       50,
-		WebDocsMaxDocBytes:      96 << 10,
-	}
-}
-
 func defaultDataDir() string {
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "pkgscope")
@@ -323,108 +226,106 @@ func defaultDataDir() string {
 func Load(name string, args []string, getenv func(string) string) (Config, error) {
 	c := Default()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	b := NewBinder(fs, getenv)
+	b := NewBinder(fs, getenv, EnvPrefix)
 
-	b.Str(&c.Addr, "addr", "PKGSCOPE_ADDR", "listen address of the HTTP API")
-	b.Str(&c.DataDir, "data-dir", "PKGSCOPE_DATA_DIR", "directory of the embedded store and local caches")
-	b.Secret(&c.DatabaseURL, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL (also DATABASE_URL); empty means the embedded store")
+	b.Str(&c.Addr, "addr", "listen address of the HTTP API")
+	b.Str(&c.DataDir, "data-dir", "directory of the embedded store and local caches")
+	b.Secret(&c.DatabaseURL, "database-url", "Postgres URL (also DATABASE_URL); empty means the embedded store")
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = getenv("DATABASE_URL")
 	}
-	b.Str(&c.ProjectDir, "project-dir", "PKGSCOPE_PROJECT_DIR", "where the project .npmrc is read from (default: the working directory)")
+	b.Str(&c.ProjectDir, "project-dir", "where the project .npmrc is read from (default: the working directory)")
 
-	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "PKGSCOPE_MAX_BODY_BYTES", "largest request body")
-	b.Bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "PKGSCOPE_MAX_WARM_BODY_BYTES", "largest POST /v1/warm body (a lockfile)")
-	b.List(&c.AllowedHosts, "allowed-hosts", "PKGSCOPE_ALLOWED_HOSTS", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
-	b.Boolean(&c.WarmInProcess, "warm-in-process", "PKGSCOPE_WARM_IN_PROCESS", "run warm jobs in this process (always so with the embedded store)")
-	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "PKGSCOPE_READ_HEADER_TIMEOUT", "time to read request headers")
-	b.Dur(&c.ReadTimeout, "read-timeout", "PKGSCOPE_READ_TIMEOUT", "time to read a whole request")
-	b.Dur(&c.WriteTimeout, "write-timeout", "PKGSCOPE_WRITE_TIMEOUT", "time to write a response, including a cold fill")
-	b.Dur(&c.IdleTimeout, "idle-timeout", "PKGSCOPE_IDLE_TIMEOUT", "keep-alive idle time")
-	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "PKGSCOPE_SHUTDOWN_TIMEOUT", "grace period for in-flight requests on shutdown")
-	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "PKGSCOPE_FAILED_RETRY_AFTER", "how long a version whose tarball failed its checks is answered from memory before trying again")
-	b.Dur(&c.FillTimeout, "fill-timeout", "PKGSCOPE_FILL_TIMEOUT", "time for one miss: fetch, verify, ingest, commit")
+	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "largest request body")
+	b.Bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "largest POST /v1/warm body (a lockfile)")
+	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
+	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
+	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "time to read request headers")
+	b.Dur(&c.ReadTimeout, "read-timeout", "time to read a whole request")
+	b.Dur(&c.WriteTimeout, "write-timeout", "time to write a response, including a cold fill")
+	b.Dur(&c.IdleTimeout, "idle-timeout", "keep-alive idle time")
+	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "grace period for in-flight requests on shutdown")
+	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "how long a version whose tarball failed its checks is answered from memory before trying again")
+	b.Dur(&c.FillTimeout, "fill-timeout", "time for one miss: fetch, verify, ingest, commit")
 
-	b.Dur(&c.PackumentTTL, "packument-ttl", "PKGSCOPE_PACKUMENT_TTL", "how long dist-tags and version lists are cached")
-	b.Int(&c.BreakerFailures, "breaker-failures", "PKGSCOPE_BREAKER_FAILURES", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
-	b.Dur(&c.BreakerCooldown, "breaker-cooldown", "PKGSCOPE_BREAKER_COOLDOWN", "how long an open circuit breaker refuses requests before one probe")
-	b.Dur(&c.PackumentRefetch, "packument-refetch", "PKGSCOPE_PACKUMENT_REFETCH", "how often a cached packument lacking a requested exact version is fetched again early")
-	b.Dur(&c.UpstreamTimeout, "upstream-timeout", "PKGSCOPE_UPSTREAM_TIMEOUT", "time for one packument request")
-	b.Dur(&c.TarballTimeout, "tarball-timeout", "PKGSCOPE_TARBALL_TIMEOUT", "time for one tarball download")
-	b.Bytes(&c.MaxTarballBytes, "max-tarball-bytes", "PKGSCOPE_MAX_TARBALL_BYTES", "largest compressed tarball")
-	b.List(&c.AllowedTarballHosts, "allowed-tarball-hosts", "PKGSCOPE_ALLOWED_TARBALL_HOSTS", "comma-separated hosts besides the registry's that dist.tarball may name")
+	b.Dur(&c.PackumentTTL, "packument-ttl", "how long dist-tags and version lists are cached")
+	b.Int(&c.BreakerFailures, "breaker-failures", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
+	b.Dur(&c.BreakerCooldown, "breaker-cooldown", "how long an open circuit breaker refuses requests before one probe")
+	b.Dur(&c.PackumentRefetch, "packument-refetch", "how often a cached packument lacking a requested exact version is fetched again early")
+	b.Dur(&c.UpstreamTimeout, "upstream-timeout", "time for one packument request")
+	b.Dur(&c.TarballTimeout, "tarball-timeout", "time for one tarball download")
+	b.Bytes(&c.MaxTarballBytes, "max-tarball-bytes", "largest compressed tarball")
+	b.List(&c.AllowedTarballHosts, "allowed-tarball-hosts", "comma-separated hosts besides the registry's that dist.tarball may name")
 
-	b.Bytes(&c.MaxUnpackedBytes, "max-unpacked-bytes", "PKGSCOPE_MAX_UNPACKED_BYTES", "largest unpacked package")
-	b.Int(&c.MaxFiles, "max-files", "PKGSCOPE_MAX_FILES", "most regular files in a package")
-	b.Int(&c.MaxEntries, "max-entries", "PKGSCOPE_MAX_ENTRIES", "most tar entries in a package")
-	b.Bytes(&c.MaxFileBytes, "max-file-bytes", "PKGSCOPE_MAX_FILE_BYTES", "largest single file")
+	b.Bytes(&c.MaxUnpackedBytes, "max-unpacked-bytes", "largest unpacked package")
+	b.Int(&c.MaxFiles, "max-files", "most regular files in a package")
+	b.Int(&c.MaxEntries, "max-entries", "most tar entries in a package")
+	b.Bytes(&c.MaxFileBytes, "max-file-bytes", "largest single file")
 
-	b.Int(&c.DefaultReadLimit, "default-read-limit", "PKGSCOPE_DEFAULT_READ_LIMIT", "lines a read returns when no limit is asked")
-	b.Int(&c.MaxReadLimit, "max-read-limit", "PKGSCOPE_MAX_READ_LIMIT", "most lines one read may ask for")
-	b.Int(&c.MaxLineWidth, "max-line-width", "PKGSCOPE_MAX_LINE_WIDTH", "bytes of a line a read shows before cutting it")
-	b.Int(&c.MaxReadBytes, "max-read-bytes", "PKGSCOPE_MAX_READ_BYTES", "most content bytes one read returns")
+	b.Int(&c.DefaultReadLimit, "default-read-limit", "lines a read returns when no limit is asked")
+	b.Int(&c.MaxReadLimit, "max-read-limit", "most lines one read may ask for")
+	b.Int(&c.MaxLineWidth, "max-line-width", "bytes of a line a read shows before cutting it")
+	b.Int(&c.MaxReadBytes, "max-read-bytes", "most content bytes one read returns")
 
-	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "PKGSCOPE_MAX_GLOB_PATTERNS", "most glob patterns per request")
-	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "PKGSCOPE_MAX_GLOB_PATTERN_BYTES", "longest glob pattern")
-	b.Int(&c.MaxGlobBraceGroups, "max-glob-brace-groups", "PKGSCOPE_MAX_GLOB_BRACE_GROUPS", "most {…} groups in one glob")
-	b.Int(&c.MaxGlobAlternatives, "max-glob-alternatives", "PKGSCOPE_MAX_GLOB_ALTERNATIVES", "most alternatives a glob's braces may expand to")
+	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "most glob patterns per request")
+	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "longest glob pattern")
+	b.Int(&c.MaxGlobBraceGroups, "max-glob-brace-groups", "most {…} groups in one glob")
+	b.Int(&c.MaxGlobAlternatives, "max-glob-alternatives", "most alternatives a glob's braces may expand to")
 
-	b.Str(&c.IndexDir, "index-dir", "PKGSCOPE_INDEX_DIR", "local cache of search indexes (default: data-dir/indexes)")
-	b.Int(&c.MaxIndexBuilds, "max-index-builds", "PKGSCOPE_MAX_INDEX_BUILDS", "search index builds run at once (each holds one body and the postings in memory: ~330 MiB for next@16)")
-	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "PKGSCOPE_MAX_INDEX_BYTES", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
-	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "PKGSCOPE_INDEX_CACHE_BYTES", "local search index cache size; least recently used indexes are removed past it (0: no bound)")
-	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "PKGSCOPE_MAX_OPEN_INDEXES", "search indexes kept mapped at once")
-	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "PKGSCOPE_MAX_GREP_PATTERN_BYTES", "longest grep pattern")
-	b.Int(&c.DefaultMaxMatches, "default-max-matches", "PKGSCOPE_DEFAULT_MAX_MATCHES", "matching lines a grep returns when maxMatches is not given")
-	b.Int(&c.MaxMatches, "max-matches", "PKGSCOPE_MAX_MATCHES", "largest maxMatches a grep may ask for")
-	b.Int(&c.MaxContextLines, "max-context-lines", "PKGSCOPE_MAX_CONTEXT_LINES", "largest contextLines a grep may ask for")
-	b.Int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "PKGSCOPE_MAX_GREP_OUTPUT_BYTES", "most text bytes one grep returns")
-	b.Int(&c.GrepLineWindow, "grep-line-window", "PKGSCOPE_GREP_LINE_WINDOW", "bytes of a long line shown around a match")
-	b.Dur(&c.GrepTimeout, "grep-timeout", "PKGSCOPE_GREP_TIMEOUT", "time one grep may take before answering with what it found")
+	b.Str(&c.IndexDir, "index-dir", "local cache of search indexes (default: data-dir/indexes)")
+	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
+	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "search indexes kept mapped at once")
+	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
+	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines a grep returns when maxMatches is not given")
+	b.Int(&c.MaxMatches, "max-matches", "largest maxMatches a grep may ask for")
+	b.Int(&c.MaxContextLines, "max-context-lines", "largest contextLines a grep may ask for")
+	b.Int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "most text bytes one grep returns")
+	b.Int(&c.GrepLineWindow, "grep-line-window", "bytes of a long line shown around a match")
+	b.Dur(&c.GrepTimeout, "grep-timeout", "time one grep may take before answering with what it found")
 
-	b.Boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "PKGSCOPE_JSDELIVR_FALLBACK", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
-	b.Str(&c.JSDelivrDataURL, "jsdelivr-data-url", "PKGSCOPE_JSDELIVR_DATA_URL", "base URL of jsDelivr's Data API (empty: no fallback)")
-	b.Str(&c.JSDelivrCDNURL, "jsdelivr-cdn-url", "PKGSCOPE_JSDELIVR_CDN_URL", "base URL of jsDelivr's CDN (empty: no fallback)")
-	b.Dur(&c.JSDelivrTimeout, "jsdelivr-timeout", "PKGSCOPE_JSDELIVR_TIMEOUT", "time for one jsDelivr request")
-	b.Bytes(&c.JSDelivrMaxListingBytes, "jsdelivr-max-listing-bytes", "PKGSCOPE_JSDELIVR_MAX_LISTING_BYTES", "largest jsDelivr Data API answer")
-	b.Bytes(&c.JSDelivrMaxFileBytes, "jsdelivr-max-file-bytes", "PKGSCOPE_JSDELIVR_MAX_FILE_BYTES", "largest file fetched from jsDelivr's CDN")
-	b.Int(&c.JSDelivrGrepMaxFiles, "jsdelivr-grep-max-files", "PKGSCOPE_JSDELIVR_GREP_MAX_FILES", "most files one grep fetches from jsDelivr's CDN")
-	b.Bytes(&c.JSDelivrGrepMaxBytes, "jsdelivr-grep-max-bytes", "PKGSCOPE_JSDELIVR_GREP_MAX_BYTES", "most bytes one grep fetches from jsDelivr's CDN")
-	b.Dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "PKGSCOPE_JSDELIVR_GREP_TIMEOUT", "time one grep may spend fetching from jsDelivr's CDN")
-	b.Dur(&c.ColdBudget, "cold-budget", "PKGSCOPE_COLD_BUDGET", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
+	b.Boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
+	b.Str(&c.JSDelivrDataURL, "jsdelivr-data-url", "base URL of jsDelivr's Data API (empty: no fallback)")
+	b.Str(&c.JSDelivrCDNURL, "jsdelivr-cdn-url", "base URL of jsDelivr's CDN (empty: no fallback)")
+	b.Dur(&c.JSDelivrTimeout, "jsdelivr-timeout", "time for one jsDelivr request")
+	b.Bytes(&c.JSDelivrMaxListingBytes, "jsdelivr-max-listing-bytes", "largest jsDelivr Data API answer")
+	b.Bytes(&c.JSDelivrMaxFileBytes, "jsdelivr-max-file-bytes", "largest file fetched from jsDelivr's CDN")
+	b.Int(&c.JSDelivrGrepMaxFiles, "jsdelivr-grep-max-files", "most files one grep fetches from jsDelivr's CDN")
+	b.Bytes(&c.JSDelivrGrepMaxBytes, "jsdelivr-grep-max-bytes", "most bytes one grep fetches from jsDelivr's CDN")
+	b.Dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "time one grep may spend fetching from jsDelivr's CDN")
+	b.Dur(&c.ColdBudget, "cold-budget", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
 
-	b.Secret(&c.RedisURL, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
+	b.Secret(&c.RedisURL, "redis-url", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
 	if c.RedisURL == "" {
 		c.RedisURL = getenv("REDIS_URL")
 	}
-	b.Str(&c.RedisPrefix, "redis-prefix", "PKGSCOPE_REDIS_PREFIX", "prefix of every Redis key")
-	b.Dur(&c.RedisDialTimeout, "redis-dial-timeout", "PKGSCOPE_REDIS_DIAL_TIMEOUT", "time to connect to Redis")
-	b.Dur(&c.RedisTimeout, "redis-timeout", "PKGSCOPE_REDIS_TIMEOUT", "time for one Redis command's write and read")
-	b.Dur(&c.RedisCooldown, "redis-cooldown", "PKGSCOPE_REDIS_COOLDOWN", "how long Redis is skipped after a failure")
-	b.Dur(&c.RedisLockTTL, "redis-lock-ttl", "PKGSCOPE_REDIS_LOCK_TTL", "lifetime of a fill lock (0: fill-timeout + 30s)")
-	b.Bytes(&c.CacheLocalBytes, "cache-local-bytes", "PKGSCOPE_CACHE_LOCAL_BYTES", "budget of the in-process cache (0 disables it)")
-	b.Bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "PKGSCOPE_CACHE_MAX_BODY_BYTES", "largest file body cached")
-	b.Bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "PKGSCOPE_CACHE_MAX_LIST_BYTES", "largest file list cached")
-	b.Dur(&c.CacheResolveTTL, "cache-resolve-ttl", "PKGSCOPE_CACHE_RESOLVE_TTL", "how long a range or dist-tag resolution is reused (0: not cached)")
-	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "PKGSCOPE_CACHE_REDIS_TTL", "how long immutable entries live in Redis")
-	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "PKGSCOPE_RATE_LIMIT_PER_MINUTE", "requests per minute per caller (0: no limit; needs redis-url)")
-	b.Int(&c.RateLimitBurst, "rate-limit-burst", "PKGSCOPE_RATE_LIMIT_BURST", "requests a caller may send at once (0: the per-minute figure)")
+	b.Str(&c.RedisPrefix, "redis-prefix", "prefix of every Redis key")
+	b.Dur(&c.RedisDialTimeout, "redis-dial-timeout", "time to connect to Redis")
+	b.Dur(&c.RedisTimeout, "redis-timeout", "time for one Redis command's write and read")
+	b.Dur(&c.RedisCooldown, "redis-cooldown", "how long Redis is skipped after a failure")
+	b.Dur(&c.RedisLockTTL, "redis-lock-ttl", "lifetime of a fill lock (0: fill-timeout + 30s)")
+	b.Bytes(&c.CacheLocalBytes, "cache-local-bytes", "budget of the in-process cache (0 disables it)")
+	b.Bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "largest file body cached")
+	b.Bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "largest file list cached")
+	b.Dur(&c.CacheResolveTTL, "cache-resolve-ttl", "how long a range or dist-tag resolution is reused (0: not cached)")
+	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "how long immutable entries live in Redis")
+	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "requests per minute per caller (0: no limit; needs redis-url)")
+	b.Int(&c.RateLimitBurst, "rate-limit-burst", "requests a caller may send at once (0: the per-minute figure)")
 
-	b.Str(&c.TokensFile, "tokens-file", "PKGSCOPE_TOKENS_FILE", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
-	c.Tokens = Secret(getenv("PKGSCOPE_TOKENS"))
-	b.Str(&c.MetricsAddr, "metrics-addr", "PKGSCOPE_METRICS_ADDR", "serve /metrics on this address, without tokens, instead of on addr")
-	b.Str(&c.PprofAddr, "pprof-addr", "PKGSCOPE_PPROF_ADDR", "serve net/http/pprof on this address (empty: off)")
+	b.Str(&c.TokensFile, "tokens-file", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
+	c.Tokens = Secret(getenv(EnvPrefix + "TOKENS"))
+	b.Str(&c.MetricsAddr, "metrics-addr", "serve /metrics on this address, without tokens, instead of on addr")
+	b.Str(&c.PprofAddr, "pprof-addr", "serve net/http/pprof on this address (empty: off)")
 
-	b.Str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "PKGSCOPE_WEBDOCS_BCD_VERSION", "version of @mdn/browser-compat-data explore_web_docs reads")
-	b.Str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "PKGSCOPE_WEBDOCS_INVENTORY_VERSION", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
-	b.Str(&c.WebDocsIDLVersion, "webdocs-idl-version", "PKGSCOPE_WEBDOCS_IDL_VERSION", "version of @webref/idl explore_web_docs reads")
-	b.Str(&c.WebDocsFeaturesVersion, "webdocs-features-version", "PKGSCOPE_WEBDOCS_FEATURES_VERSION", "version of web-features explore_web_docs reads")
-	b.Str(&c.MDNBaseURL, "mdn-base-url", "PKGSCOPE_MDN_BASE_URL", `MDN's site, read for article text ("off": the data packages alone)`)
-	b.Dur(&c.MDNTimeout, "mdn-timeout", "PKGSCOPE_MDN_TIMEOUT", "time for one MDN request")
-	b.Bytes(&c.MDNCacheBytes, "mdn-cache-bytes", "PKGSCOPE_MDN_CACHE_BYTES", "memory for MDN pages kept")
-	b.Int(&c.WebDocsMaxQueryBytes, "webdocs-max-query-bytes", "PKGSCOPE_WEBDOCS_MAX_QUERY_BYTES", "longest web-docs query, path or key")
-	b.Int(&c.WebDocsMaxResults, "webdocs-max-results", "PKGSCOPE_WEBDOCS_MAX_RESULTS", "most documents one web-docs search returns")
-	b.Int(&c.WebDocsMaxDocBytes, "webdocs-max-doc-bytes", "PKGSCOPE_WEBDOCS_MAX_DOC_BYTES", "bytes of a web doc's content shown before it is cut")
+	b.Str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "version of @mdn/browser-compat-data explore_web_docs reads")
+	b.Str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
+	b.Str(&c.WebDocsIDLVersion, "webdocs-idl-version", "version of @webref/idl explore_web_docs reads")
+	b.Str(&c.WebDocsFeaturesVersion, "webdocs-features-version", "version of web-features explore_web_docs reads")
+	b.Str(&c.MDNBaseURL, "mdn-base-url", `MDN's site, read for article text ("off": the data packages alone)`)
+	b.Dur(&c.MDNTimeout, "mdn-timeout", "time for one MDN request")
+	b.Bytes(&c.MDNCacheBytes, "mdn-cache-bytes", "memory for MDN pages kept")
+	b.Int(&c.WebDocsMaxQueryBytes, "webdocs-max-query-bytes", "longest web-docs query, path or key")
+	b.Int(&c.WebDocsMaxResults, "webdocs-max-results", "most documents one web-docs search returns")
+	b.Int(&c.WebDocsMaxDocBytes, "webdocs-max-doc-bytes", "bytes of a web doc's content shown before it is cut")
 
 	if err := b.Err(); err != nil {
 		return c, err
@@ -473,6 +374,16 @@ func (c Config) Validate() error {
 	positive("default-max-matches", int64(c.DefaultMaxMatches))
 	positive("max-grep-output-bytes", int64(c.MaxGrepOutputBytes))
 	positive("grep-timeout", int64(c.GrepTimeout))
+	// The registry client once took a zero or negative value here as its
+	// default, silently; config is built from its defaults now, so a value
+	// that is not positive is a mistake to name.
+	positive("fill-timeout", int64(c.FillTimeout))
+	positive("failed-retry-after", int64(c.FailedRetryAfter))
+	positive("packument-ttl", int64(c.PackumentTTL))
+	positive("packument-refetch", int64(c.PackumentRefetch))
+	positive("upstream-timeout", int64(c.UpstreamTimeout))
+	positive("tarball-timeout", int64(c.TarballTimeout))
+	positive("breaker-cooldown", int64(c.BreakerCooldown))
 	if c.MaxMatches < c.DefaultMaxMatches {
 		errs = append(errs, fmt.Errorf("max-matches (%d) is below default-max-matches (%d)", c.MaxMatches, c.DefaultMaxMatches))
 	}
@@ -490,6 +401,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", name, v))
 		}
 	}
+	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
+	notNegative("max-context-lines", int64(c.MaxContextLines))
 	notNegative("cache-local-bytes", c.CacheLocalBytes)
 	notNegative("cache-max-body-bytes", c.CacheMaxBodyBytes)
 	notNegative("cache-max-list-bytes", c.CacheMaxListBytes)
@@ -566,47 +479,63 @@ func (c Config) LockTTL() time.Duration {
 	return c.FillTimeout + 30*time.Second
 }
 
-// Binder registers flags whose defaults come from environment variables,
-// collecting parse errors that name the variable: the mirror's settings
-// here and the indexer's own (cmd/indexer) use it alike.
+// EnvPrefix starts the environment variable of every mirror setting: the
+// variable is the flag's name upper-cased with "-" as "_" after it
+// (--max-files is PKGSCOPE_MAX_FILES).
+const EnvPrefix = "PKGSCOPE_"
+
+// Binder registers flags whose defaults come from environment variables
+// named after them, collecting parse errors that name the variable: the
+// mirror's settings here and the indexer's own (cmd/indexer) use it alike.
 type Binder struct {
 	fs     *flag.FlagSet
 	getenv func(string) string
+	prefix string
 	errs   []error
 }
 
-// NewBinder binds flags on fs to environment variables read with getenv.
-func NewBinder(fs *flag.FlagSet, getenv func(string) string) *Binder {
-	return &Binder{fs: fs, getenv: getenv}
+// NewBinder binds flags on fs to environment variables read with getenv:
+// flag "max-files" to prefix+"MAX_FILES".
+func NewBinder(fs *flag.FlagSet, getenv func(string) string, prefix string) *Binder {
+	return &Binder{fs: fs, getenv: getenv, prefix: prefix}
+}
+
+// EnvName is the environment variable of flag name.
+func (b *Binder) EnvName(flagName string) string {
+	return b.prefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 // Err is every environment value that failed to parse, joined.
 func (b *Binder) Err() error { return errors.Join(b.errs...) }
 
-func (b *Binder) env(name string, parse func(string) error) {
+// env applies flagName's environment variable, if set, with parse and
+// returns the variable's name for the usage text.
+func (b *Binder) env(flagName string, parse func(string) error) string {
+	name := b.EnvName(flagName)
 	if v := b.getenv(name); v != "" {
 		if err := parse(v); err != nil {
 			b.errs = append(b.errs, fmt.Errorf("environment variable %s=%q: %v", name, v, err))
 		}
 	}
+	return name
 }
 
 // Str binds a string flag.
-func (b *Binder) Str(p *string, flagName, envName, usage string) {
-	b.env(envName, func(v string) error { *p = v; return nil })
+func (b *Binder) Str(p *string, flagName, usage string) {
+	envName := b.env(flagName, func(v string) error { *p = v; return nil })
 	b.fs.StringVar(p, flagName, *p, usage+" ($"+envName+")")
 }
 
 // Secret is Str for a value that may hold a password (a database URL):
 // the environment's value is applied but never shown as the flag's
 // default, which --help and every flag error print.
-func (b *Binder) Secret(p *string, flagName, envName, usage string) {
-	b.env(envName, func(v string) error { *p = v; return nil })
+func (b *Binder) Secret(p *string, flagName, usage string) {
+	envName := b.env(flagName, func(v string) error { *p = v; return nil })
 	b.fs.Func(flagName, usage+" ($"+envName+"; its value is not shown)", func(v string) error { *p = v; return nil })
 }
 
 // List binds a comma-separated list flag.
-func (b *Binder) List(p *[]string, flagName, envName, usage string) {
+func (b *Binder) List(p *[]string, flagName, usage string) {
 	set := func(v string) error {
 		*p = nil
 		for _, s := range strings.Split(v, ",") {
@@ -616,13 +545,13 @@ func (b *Binder) List(p *[]string, flagName, envName, usage string) {
 		}
 		return nil
 	}
-	b.env(envName, set)
+	envName := b.env(flagName, set)
 	b.fs.Func(flagName, usage+" ($"+envName+")", set)
 }
 
 // Int binds an integer flag.
-func (b *Binder) Int(p *int, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
+func (b *Binder) Int(p *int, flagName, usage string) {
+	envName := b.env(flagName, func(v string) error {
 		n, err := strconv.Atoi(v)
 		*p = n
 		return err
@@ -631,8 +560,8 @@ func (b *Binder) Int(p *int, flagName, envName, usage string) {
 }
 
 // Bytes binds a byte-count flag.
-func (b *Binder) Bytes(p *int64, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
+func (b *Binder) Bytes(p *int64, flagName, usage string) {
+	envName := b.env(flagName, func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		*p = n
 		return err
@@ -641,8 +570,8 @@ func (b *Binder) Bytes(p *int64, flagName, envName, usage string) {
 }
 
 // Dur binds a duration flag (Go syntax: 30s, 5m).
-func (b *Binder) Dur(p *time.Duration, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
+func (b *Binder) Dur(p *time.Duration, flagName, usage string) {
+	envName := b.env(flagName, func(v string) error {
 		d, err := time.ParseDuration(v)
 		*p = d
 		return err
@@ -651,8 +580,8 @@ func (b *Binder) Dur(p *time.Duration, flagName, envName, usage string) {
 }
 
 // Boolean binds a boolean flag.
-func (b *Binder) Boolean(p *bool, flagName, envName, usage string) {
-	b.env(envName, func(v string) error {
+func (b *Binder) Boolean(p *bool, flagName, usage string) {
+	envName := b.env(flagName, func(v string) error {
 		x, err := strconv.ParseBool(v)
 		*p = x
 		return err

@@ -68,10 +68,10 @@ func TestSecretsNotPrintedAsDefaults(t *testing.T) {
 	}
 	var out strings.Builder
 	fs := flag.NewFlagSet("mirror", flag.ContinueOnError)
-	b := NewBinder(fs, env)
+	b := NewBinder(fs, env, EnvPrefix)
 	var db, rd string
-	b.Secret(&db, "database-url", "PKGSCOPE_DATABASE_URL", "Postgres URL")
-	b.Secret(&rd, "redis-url", "PKGSCOPE_REDIS_URL", "Redis URL")
+	b.Secret(&db, "database-url", "Postgres URL")
+	b.Secret(&rd, "redis-url", "Redis URL")
 	fs.SetOutput(&out)
 	fs.PrintDefaults()
 	if strings.Contains(out.String(), "hunter2") || db == "" {

@@ -13,6 +13,7 @@
 package jsdelivr
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,18 +102,10 @@ type Client struct {
 // absolute http(s) URL.
 func New(cfg Config, hc *http.Client) (*Client, error) {
 	d := DefaultConfig()
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = d.Timeout
-	}
-	if cfg.MaxListingBytes <= 0 {
-		cfg.MaxListingBytes = d.MaxListingBytes
-	}
-	if cfg.MaxFileBytes <= 0 {
-		cfg.MaxFileBytes = d.MaxFileBytes
-	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = d.UserAgent
-	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, d.Timeout)
+	cfg.MaxListingBytes = cmp.Or(cfg.MaxListingBytes, d.MaxListingBytes)
+	cfg.MaxFileBytes = cmp.Or(cfg.MaxFileBytes, d.MaxFileBytes)
+	cfg.UserAgent = cmp.Or(cfg.UserAgent, d.UserAgent)
 	if hc == nil {
 		hc = &http.Client{}
 	}

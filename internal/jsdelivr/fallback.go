@@ -27,7 +27,10 @@ type FallbackOptions struct {
 	// fetches from the CDN; the grep then searches what it got and says
 	// it is incomplete. Files are fetched smallest first, which searches
 	// the most files for the budget: npm packages are mostly small source
-	// and type files next to a few large bundles and source maps.
+	// and type files next to a few large bundles and source maps. 64 MiB
+	// is the text of most packages whole (the median npm version unpacks
+	// to well under 1 MB) and costs about as much memory again for its
+	// index.
 	GrepMaxFiles int
 	GrepMaxBytes int64
 	// GrepTimeout bounds the fetching of one grep; files not arrived by
@@ -80,21 +83,11 @@ var _ explore.Fallback = (*Fallback)(nil)
 // NewFallback returns a Fallback over c.
 func NewFallback(c *Client, opt FallbackOptions) *Fallback {
 	d := DefaultFallbackOptions()
-	if opt.GrepMaxFiles <= 0 {
-		opt.GrepMaxFiles = d.GrepMaxFiles
-	}
-	if opt.GrepMaxBytes <= 0 {
-		opt.GrepMaxBytes = d.GrepMaxBytes
-	}
-	if opt.GrepTimeout <= 0 {
-		opt.GrepTimeout = d.GrepTimeout
-	}
-	if opt.GrepConcurrency <= 0 {
-		opt.GrepConcurrency = d.GrepConcurrency
-	}
-	if opt.MaxCachedFiles <= 0 {
-		opt.MaxCachedFiles = d.MaxCachedFiles
-	}
+	opt.GrepMaxFiles = cmp.Or(opt.GrepMaxFiles, d.GrepMaxFiles)
+	opt.GrepMaxBytes = cmp.Or(opt.GrepMaxBytes, d.GrepMaxBytes)
+	opt.GrepTimeout = cmp.Or(opt.GrepTimeout, d.GrepTimeout)
+	opt.GrepConcurrency = cmp.Or(opt.GrepConcurrency, d.GrepConcurrency)
+	opt.MaxCachedFiles = cmp.Or(opt.MaxCachedFiles, d.MaxCachedFiles)
 	if opt.Build == (index.BuildLimits{}) {
 		opt.Build = d.Build
 	}

@@ -13,6 +13,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -70,12 +71,8 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	def := DefaultLimits()
-	if o.Limits.MaxListEntries <= 0 {
-		o.Limits.MaxListEntries = def.MaxListEntries
-	}
-	if o.Limits.MaxHTTPBodyBytes <= 0 {
-		o.Limits.MaxHTTPBodyBytes = def.MaxHTTPBodyBytes
-	}
+	o.Limits.MaxListEntries = cmp.Or(o.Limits.MaxListEntries, def.MaxListEntries)
+	o.Limits.MaxHTTPBodyBytes = cmp.Or(o.Limits.MaxHTTPBodyBytes, def.MaxHTTPBodyBytes)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

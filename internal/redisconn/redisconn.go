@@ -49,7 +49,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// DefaultOptions are the defaults config.Default mirrors.
+// DefaultOptions are the defaults (config.Default takes them). Redis is
+// an optimisation: a warm read answers from the store in about a
+// millisecond, so waiting longer than 200ms on Redis is a loss, and 5s of
+// not trying keeps an outage from costing every request that wait.
 func DefaultOptions() Options {
 	return Options{Prefix: "pkgscope:", DialTimeout: 200 * time.Millisecond, Timeout: 200 * time.Millisecond, Cooldown: 5 * time.Second}
 }

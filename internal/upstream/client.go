@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,9 @@ type Config struct {
 	MinRefetchInterval time.Duration
 	// RequestTimeout bounds one packument request, body included.
 	RequestTimeout time.Duration
-	// TarballTimeout bounds one whole tarball download.
+	// TarballTimeout bounds one whole tarball download. 4 minutes leaves a
+	// minute of the mirror's 5-minute fill-timeout for the packument, the
+	// ingest and the commit (a 256 MiB tarball at 2 MB/s takes about 2).
 	TarballTimeout time.Duration
 	// MaxPackumentBytes caps a packument body, after any transport
 	// decompression. Abbreviated packuments of packages that publish
@@ -78,7 +81,7 @@ func DefaultConfig() Config {
 		PackumentTTL:            5 * time.Minute,
 		MinRefetchInterval:      10 * time.Second,
 		RequestTimeout:          30 * time.Second,
-		TarballTimeout:          5 * time.Minute,
+		TarballTimeout:          4 * time.Minute,
 		MaxPackumentBytes:       64 << 20,
 		MaxTarballBytes:         256 << 20,
 		UserAgent:               "pkgscope",
@@ -90,43 +93,21 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults fills zero (or negative) fields from DefaultConfig, except
-// BreakerFailures, which only zero takes from it (negative is "off").
+// withDefaults fills zero fields from DefaultConfig (a negative
+// BreakerFailures stays: it turns the breaker off).
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.PackumentTTL <= 0 {
-		c.PackumentTTL = d.PackumentTTL
-	}
-	if c.MinRefetchInterval <= 0 {
-		c.MinRefetchInterval = d.MinRefetchInterval
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = d.RequestTimeout
-	}
-	if c.TarballTimeout <= 0 {
-		c.TarballTimeout = d.TarballTimeout
-	}
-	if c.MaxPackumentBytes <= 0 {
-		c.MaxPackumentBytes = d.MaxPackumentBytes
-	}
-	if c.MaxTarballBytes <= 0 {
-		c.MaxTarballBytes = d.MaxTarballBytes
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = d.UserAgent
-	}
-	if c.MaxCachedPackumentBytes <= 0 {
-		c.MaxCachedPackumentBytes = d.MaxCachedPackumentBytes
-	}
-	if c.MaxCachedVersions <= 0 {
-		c.MaxCachedVersions = d.MaxCachedVersions
-	}
-	if c.BreakerFailures == 0 {
-		c.BreakerFailures = d.BreakerFailures
-	}
-	if c.BreakerCooldown <= 0 {
-		c.BreakerCooldown = d.BreakerCooldown
-	}
+	c.PackumentTTL = cmp.Or(c.PackumentTTL, d.PackumentTTL)
+	c.MinRefetchInterval = cmp.Or(c.MinRefetchInterval, d.MinRefetchInterval)
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, d.RequestTimeout)
+	c.TarballTimeout = cmp.Or(c.TarballTimeout, d.TarballTimeout)
+	c.MaxPackumentBytes = cmp.Or(c.MaxPackumentBytes, d.MaxPackumentBytes)
+	c.MaxTarballBytes = cmp.Or(c.MaxTarballBytes, d.MaxTarballBytes)
+	c.UserAgent = cmp.Or(c.UserAgent, d.UserAgent)
+	c.MaxCachedPackumentBytes = cmp.Or(c.MaxCachedPackumentBytes, d.MaxCachedPackumentBytes)
+	c.MaxCachedVersions = cmp.Or(c.MaxCachedVersions, d.MaxCachedVersions)
+	c.BreakerFailures = cmp.Or(c.BreakerFailures, d.BreakerFailures)
+	c.BreakerCooldown = cmp.Or(c.BreakerCooldown, d.BreakerCooldown)
 	if c.Clock == nil {
 		c.Clock = d.Clock
 	}

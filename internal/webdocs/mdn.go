@@ -1,6 +1,7 @@
 package webdocs
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -75,27 +76,13 @@ type mdnClient struct {
 
 func newMDNClient(opt MDNOptions, hc *http.Client, log *slog.Logger) *mdnClient {
 	def := DefaultMDNOptions()
-	if opt.Timeout <= 0 {
-		opt.Timeout = def.Timeout
-	}
-	if opt.SearchTimeout <= 0 {
-		opt.SearchTimeout = def.SearchTimeout
-	}
-	if opt.Cooldown <= 0 {
-		opt.Cooldown = def.Cooldown
-	}
-	if opt.CacheBytes <= 0 {
-		opt.CacheBytes = def.CacheBytes
-	}
-	if opt.CacheTTL <= 0 {
-		opt.CacheTTL = def.CacheTTL
-	}
-	if opt.MaxBodyBytes <= 0 {
-		opt.MaxBodyBytes = def.MaxBodyBytes
-	}
-	if opt.UserAgent == "" {
-		opt.UserAgent = def.UserAgent
-	}
+	opt.Timeout = cmp.Or(opt.Timeout, def.Timeout)
+	opt.SearchTimeout = cmp.Or(opt.SearchTimeout, def.SearchTimeout)
+	opt.Cooldown = cmp.Or(opt.Cooldown, def.Cooldown)
+	opt.CacheBytes = cmp.Or(opt.CacheBytes, def.CacheBytes)
+	opt.CacheTTL = cmp.Or(opt.CacheTTL, def.CacheTTL)
+	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, def.MaxBodyBytes)
+	opt.UserAgent = cmp.Or(opt.UserAgent, def.UserAgent)
 	base := strings.TrimRight(opt.BaseURL, "/")
 	host := ""
 	if u, err := url.Parse(base); err == nil {

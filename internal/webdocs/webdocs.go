@@ -23,6 +23,7 @@
 package webdocs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,9 +151,7 @@ func New(pkgs Packages, opt Options) *Service {
 	orInt(&lim.MaxDocBytes, defLim.MaxDocBytes)
 	orInt(&lim.MaxCompatChildren, defLim.MaxCompatChildren)
 	orInt(&lim.MaxSuggestions, defLim.MaxSuggestions)
-	if lim.LoadTimeout <= 0 {
-		lim.LoadTimeout = defLim.LoadTimeout
-	}
+	lim.LoadTimeout = cmp.Or(lim.LoadTimeout, defLim.LoadTimeout)
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -6,6 +6,7 @@
 package blobcodec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -52,15 +53,9 @@ func DefaultConfig() Config {
 // withDefaults fills zero fields from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Level == 0 {
-		c.Level = d.Level
-	}
-	if c.MinSize == 0 {
-		c.MinSize = d.MinSize
-	}
-	if c.MinSavingPercent == 0 {
-		c.MinSavingPercent = d.MinSavingPercent
-	}
+	c.Level = cmp.Or(c.Level, d.Level)
+	c.MinSize = cmp.Or(c.MinSize, d.MinSize)
+	c.MinSavingPercent = cmp.Or(c.MinSavingPercent, d.MinSavingPercent)
 	return c
 }
 

@@ -9,6 +9,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,21 +67,11 @@ func DefaultOptions() Options {
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.MaxConns == 0 {
-		o.MaxConns = d.MaxConns
-	}
-	if o.MigrationLockTimeout == 0 {
-		o.MigrationLockTimeout = d.MigrationLockTimeout
-	}
-	if o.PutBlobsBatchBytes == 0 {
-		o.PutBlobsBatchBytes = d.PutBlobsBatchBytes
-	}
-	if o.QueryTimeout == 0 {
-		o.QueryTimeout = d.QueryTimeout
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = d.WriteTimeout
-	}
+	o.MaxConns = cmp.Or(o.MaxConns, d.MaxConns)
+	o.MigrationLockTimeout = cmp.Or(o.MigrationLockTimeout, d.MigrationLockTimeout)
+	o.PutBlobsBatchBytes = cmp.Or(o.PutBlobsBatchBytes, d.PutBlobsBatchBytes)
+	o.QueryTimeout = cmp.Or(o.QueryTimeout, d.QueryTimeout)
+	o.WriteTimeout = cmp.Or(o.WriteTimeout, d.WriteTimeout)
 	return o
 }
 

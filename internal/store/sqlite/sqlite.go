@@ -11,6 +11,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -64,15 +65,9 @@ func DefaultOptions() Options {
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions()
-	if o.ReadConns == 0 {
-		o.ReadConns = d.ReadConns
-	}
-	if o.BusyTimeout == 0 {
-		o.BusyTimeout = d.BusyTimeout
-	}
-	if o.PutBlobsBatchBytes == 0 {
-		o.PutBlobsBatchBytes = d.PutBlobsBatchBytes
-	}
+	o.ReadConns = cmp.Or(o.ReadConns, d.ReadConns)
+	o.BusyTimeout = cmp.Or(o.BusyTimeout, d.BusyTimeout)
+	o.PutBlobsBatchBytes = cmp.Or(o.PutBlobsBatchBytes, d.PutBlobsBatchBytes)
 	return o
 }
 

@@ -1,0 +1,223 @@
+package config
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/cache"
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/webdocs"
+)
+
+// Default returns the defaults. The limits of each package come from that
+// package's own defaults (upstream.DefaultConfig, ingest.DefaultLimits,
+// ...), so they are written once; what is set here is the mirror's own:
+// its server, the fill, Redis, tokens and the public services it may ask.
+func Default() Config {
+	up, ing, ex := upstream.DefaultConfig(), ingest.DefaultLimits(), explore.DefaultLimits()
+	so, sl := search.DefaultOptions(""), index.DefaultSearchLimits()
+	jc, jf := jsdelivr.DefaultConfig(), jsdelivr.DefaultFallbackOptions()
+	rc, co := redisconn.DefaultOptions(), cache.DefaultOptions()
+	wv, wl, mdn := webdocs.DefaultVersions(), webdocs.DefaultLimits(), webdocs.DefaultMDNOptions()
+	return Config{
+		Addr:              "127.0.0.1:7878",
+		DataDir:           defaultDataDir(),
+		MaxBodyBytes:      1 << 20,
+		MaxWarmBodyBytes:  64 << 20,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      6 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ShutdownTimeout:   30 * time.Second,
+		FillTimeout:       5 * time.Minute,
+		FailedRetryAfter:  fill.DefaultFailedRetryAfter,
+
+		PackumentTTL:     up.PackumentTTL,
+		PackumentRefetch: up.MinRefetchInterval,
+		BreakerFailures:  up.BreakerFailures,
+		BreakerCooldown:  up.BreakerCooldown,
+		UpstreamTimeout:  up.RequestTimeout,
+		TarballTimeout:   up.TarballTimeout,
+		MaxTarballBytes:  up.MaxTarballBytes,
+
+		MaxUnpackedBytes: ing.MaxUnpackedBytes,
+		MaxFiles:         ing.MaxFiles,
+		MaxEntries:       ing.MaxEntries,
+		MaxFileBytes:     ing.MaxFileBytes,
+
+		DefaultReadLimit:    ex.DefaultReadLimit,
+		MaxReadLimit:        ex.MaxReadLimit,
+		MaxLineWidth:        ex.MaxLineWidth,
+		MaxReadBytes:        ex.MaxReadBytes,
+		MaxGlobPatterns:     ex.Glob.MaxPatterns,
+		MaxGlobPatternBytes: ex.Glob.MaxPatternBytes,
+		MaxGlobBraceGroups:  ex.Glob.MaxBraceGroups,
+		MaxGlobAlternatives: ex.Glob.MaxAlternatives,
+
+		MaxOpenIndexes: so.MaxOpen,
+		MaxIndexBuilds: so.MaxBuilds,
+		// next@16.4.6, among npm's largest, indexes to 232 MB; 1 GiB keeps
+		// room for 4x that and bounds the disk one version can take.
+		MaxIndexBytes:       so.Build.MaxIndexBytes,
+		IndexCacheBytes:     so.CacheBytes,
+		MaxGrepPatternBytes: sl.MaxPatternBytes,
+		DefaultMaxMatches:   sl.DefaultMaxMatches,
+		MaxMatches:          sl.MaxMatches,
+		MaxContextLines:     sl.MaxContextLines,
+		MaxGrepOutputBytes:  sl.MaxOutputBytes,
+		GrepLineWindow:      sl.MaxLineWindow,
+		GrepTimeout:         sl.Timeout,
+
+		// jsDelivr's public hosts: a CDN over the public registry, not a
+		// registry.
+		JSDelivrDataURL:         "https://data.jsdelivr.com",
+		JSDelivrCDNURL:          "https://cdn.jsdelivr.net",
+		JSDelivrTimeout:         jc.Timeout,
+		JSDelivrMaxListingBytes: jc.MaxListingBytes,
+		JSDelivrMaxFileBytes:    jc.MaxFileBytes,
+		JSDelivrGrepMaxFiles:    jf.GrepMaxFiles,
+		JSDelivrGrepMaxBytes:    jf.GrepMaxBytes,
+		JSDelivrGrepTimeout:     jf.GrepTimeout,
+		// An agent asking for a cold large package gets an answer in 3s
+		// instead of the minute an ingest of a 100 MB package can take.
+		ColdBudget: 3 * time.Second,
+
+		RedisPrefix:      rc.Prefix,
+		RedisDialTimeout: rc.DialTimeout,
+		RedisTimeout:     rc.Timeout,
+		RedisCooldown:    rc.Cooldown,
+
+		CacheLocalBytes:   co.LocalBytes,
+		CacheMaxBodyBytes: co.MaxBodyBytes,
+		CacheMaxListBytes: co.MaxListBytes,
+		CacheResolveTTL:   co.ResolveTTL,
+		CacheRedisTTL:     co.RedisTTL,
+
+		WebDocsBCDVersion:       wv.BCD,
+		WebDocsInventoryVersion: wv.Inventory,
+		WebDocsIDLVersion:       wv.IDL,
+		WebDocsFeaturesVersion:  wv.Features,
+		MDNBaseURL:              mdn.BaseURL,
+		MDNTimeout:              mdn.Timeout,
+		MDNCacheBytes:           mdn.CacheBytes,
+		WebDocsMaxQueryBytes:    wl.MaxQueryBytes,
+		WebDocsMaxResults:       wl.MaxResults,
+		WebDocsMaxDocBytes:      wl.MaxDocBytes,
+	}
+}
+
+// The one mapping from settings to each package's options: each starts
+// from the package's defaults (the settings' defaults came from there, see
+// Default) and sets what the mirror makes configurable.
+
+// Upstream is the registry client's configuration; the caller names itself
+// in UserAgent.
+func (c Config) Upstream() upstream.Config {
+	u := upstream.DefaultConfig()
+	u.PackumentTTL, u.MinRefetchInterval = c.PackumentTTL, c.PackumentRefetch
+	u.BreakerFailures, u.BreakerCooldown = c.BreakerFailures, c.BreakerCooldown
+	u.RequestTimeout, u.TarballTimeout = c.UpstreamTimeout, c.TarballTimeout
+	u.MaxTarballBytes, u.AllowedTarballHosts = c.MaxTarballBytes, c.AllowedTarballHosts
+	return u
+}
+
+// Ingest is the ingest caps.
+func (c Config) Ingest() ingest.Limits {
+	l := ingest.DefaultLimits()
+	l.MaxUnpackedBytes, l.MaxFiles, l.MaxEntries, l.MaxFileBytes = c.MaxUnpackedBytes, c.MaxFiles, c.MaxEntries, c.MaxFileBytes
+	return l
+}
+
+// Fill is the miss path's options without its Lock, Index and Logger,
+// which the caller wires.
+func (c Config) Fill() fill.Options {
+	return fill.Options{Timeout: c.FillTimeout, FailedRetryAfter: c.FailedRetryAfter, Ingest: c.Ingest()}
+}
+
+// GrepLimits bound every grep, of a stored version and of one answered
+// from jsDelivr alike, so the two differ only in what was fetched.
+func (c Config) GrepLimits() index.SearchLimits {
+	l := index.DefaultSearchLimits()
+	l.MaxPatternBytes = c.MaxGrepPatternBytes
+	l.DefaultMaxMatches, l.MaxMatches = c.DefaultMaxMatches, c.MaxMatches
+	l.MaxContextLines, l.MaxOutputBytes = c.MaxContextLines, c.MaxGrepOutputBytes
+	l.MaxLineWindow, l.Timeout = c.GrepLineWindow, c.GrepTimeout
+	return l
+}
+
+// Search is the searcher's options: indexes cached under IndexDir, or
+// DataDir/indexes.
+func (c Config) Search() search.Options {
+	dir := c.IndexDir
+	if dir == "" {
+		dir = filepath.Join(c.DataDir, "indexes")
+	}
+	o := search.DefaultOptions(dir)
+	o.MaxOpen, o.MaxBuilds, o.Search = c.MaxOpenIndexes, c.MaxIndexBuilds, c.GrepLimits()
+	o.CacheBytes, o.Build.MaxIndexBytes = c.IndexCacheBytes, c.MaxIndexBytes
+	return o
+}
+
+// Explore is the explore service's read, glob and grep request limits.
+func (c Config) Explore() explore.Limits {
+	l := explore.DefaultLimits()
+	l.DefaultReadLimit, l.MaxReadLimit, l.MaxLineWidth, l.MaxReadBytes = c.DefaultReadLimit, c.MaxReadLimit, c.MaxLineWidth, c.MaxReadBytes
+	l.MaxMatches, l.MaxContextLines = c.MaxMatches, c.MaxContextLines
+	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
+	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
+	return l
+}
+
+// JSDelivr is the jsDelivr client's configuration.
+func (c Config) JSDelivr() jsdelivr.Config {
+	j := jsdelivr.DefaultConfig()
+	j.DataURL, j.CDNURL, j.Timeout = c.JSDelivrDataURL, c.JSDelivrCDNURL, c.JSDelivrTimeout
+	j.MaxListingBytes, j.MaxFileBytes = c.JSDelivrMaxListingBytes, c.JSDelivrMaxFileBytes
+	return j
+}
+
+// Fallback is the jsDelivr fallback's budgets; the caller sets Public.
+func (c Config) Fallback() jsdelivr.FallbackOptions {
+	f := jsdelivr.DefaultFallbackOptions()
+	f.GrepMaxFiles, f.GrepMaxBytes, f.GrepTimeout = c.JSDelivrGrepMaxFiles, c.JSDelivrGrepMaxBytes, c.JSDelivrGrepTimeout
+	f.Search = c.GrepLimits()
+	return f
+}
+
+// Redis is the Redis connection's options (without a Logger).
+func (c Config) Redis() redisconn.Options {
+	r := redisconn.DefaultOptions()
+	r.URL, r.Prefix = c.RedisURL, c.RedisPrefix
+	r.DialTimeout, r.Timeout, r.Cooldown = c.RedisDialTimeout, c.RedisTimeout, c.RedisCooldown
+	return r
+}
+
+// Cache is the cache's options.
+func (c Config) Cache() cache.Options {
+	o := cache.DefaultOptions()
+	o.LocalBytes, o.MaxBodyBytes, o.MaxListBytes = c.CacheLocalBytes, c.CacheMaxBodyBytes, c.CacheMaxListBytes
+	o.ResolveTTL, o.RedisTTL = c.CacheResolveTTL, c.CacheRedisTTL
+	return o
+}
+
+// WebDocs is explore_web_docs' options (without a Logger or HTTP client).
+// Loading its packages may fill them cold, so it gets fill-timeout.
+func (c Config) WebDocs() webdocs.Options {
+	lim := webdocs.DefaultLimits()
+	lim.MaxQueryBytes, lim.MaxResults, lim.MaxDocBytes = c.WebDocsMaxQueryBytes, c.WebDocsMaxResults, c.WebDocsMaxDocBytes
+	lim.DefaultResults = min(lim.DefaultResults, lim.MaxResults)
+	lim.LoadTimeout = c.FillTimeout
+	mdn := webdocs.DefaultMDNOptions()
+	mdn.BaseURL, mdn.Timeout, mdn.CacheBytes = c.MDNBaseURL, c.MDNTimeout, c.MDNCacheBytes
+	return webdocs.Options{
+		Versions: webdocs.Versions{BCD: c.WebDocsBCDVersion, Inventory: c.WebDocsInventoryVersion, IDL: c.WebDocsIDLVersion, Features: c.WebDocsFeaturesVersion},
+		Limits:   lim, MDN: mdn,
+	}
+}
