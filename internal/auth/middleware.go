@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,15 @@ type Options struct {
 	// checks, /healthz and /readyz, which load balancers and orchestrators
 	// call without credentials.
 	Skip func(echo.Context) bool
+	// Cookie names a cookie whose value is accepted as the token when the
+	// request has no Authorization header and Page says its path is one
+	// of the web pages (never on the API: a cookie rides along with
+	// requests other sites make, and the pages' cookie is SameSite=Strict).
+	// On a page, a GET without a valid token is redirected to Login
+	// (with ?next=) instead of answered 401.
+	Cookie string
+	Page   func(path string) bool
+	Login  string
 }
 
 // Middleware returns Echo middleware that lets a request through only with
@@ -44,14 +54,28 @@ func Middleware(s *Set, opt Options) echo.MiddlewareFunc {
 			if skip(c) {
 				return next(c)
 			}
-			tok, ok := Bearer(c.Request().Header.Get(echo.HeaderAuthorization))
+			header := c.Request().Header.Get(echo.HeaderAuthorization)
+			tok, ok := Bearer(header)
+			page := opt.Page != nil && opt.Page(c.Request().URL.Path)
+			if header == "" && page && opt.Cookie != "" {
+				if ck, err := c.Cookie(opt.Cookie); err == nil && ck.Value != "" {
+					tok, ok = ck.Value, true
+				}
+			}
+			var id Identity
+			valid := false
+			if ok {
+				id, valid = s.Verify(tok)
+			}
+			if !valid && page && opt.Login != "" && c.Request().Method == http.MethodGet {
+				return c.Redirect(http.StatusSeeOther, opt.Login+"?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+			}
 			if !ok {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="`+Realm+`"`)
 				return echo.NewHTTPError(http.StatusUnauthorized,
 					"missing bearer token: send the header Authorization: Bearer <token>")
 			}
-			id, ok := s.Verify(tok)
-			if !ok {
+			if !valid {
 				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="`+Realm+`", error="invalid_token"`)
 				return echo.NewHTTPError(http.StatusUnauthorized, "the bearer token is not valid for this mirror")
 			}
