@@ -38,16 +38,22 @@ if ! redis_up; then
 fi
 
 # Tools the tests run for real: nginx (the compose load balancer's config is
-# checked with nginx -t) and node (the MCP end-to-end test's client).
-if ! command -v nginx >/dev/null && ! [ -x /usr/sbin/nginx ]; then
+# checked with nginx -t), chromium (the web page's browser tests) and node
+# (the MCP end-to-end test's client).
+# need CMD PACKAGE WHY: install Debian's PACKAGE when CMD is missing (as
+# root), else fail saying how to get it.
+need() {
+  command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "test.sh: installing nginx (Debian package) for the load-balancer config test"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
+    echo "test.sh: installing $2 (Debian package) for $3"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
   else
-    echo "test.sh: nginx is not installed; install it (Debian: apt-get install nginx)." >&2
+    echo "test.sh: $1 is not installed; install it (Debian: apt-get install $2) for $3." >&2
     exit 1
   fi
-fi
+}
+need nginx nginx "the load-balancer config test"
+need chromium chromium "the web page's browser tests"
 if ! command -v node >/dev/null; then
   echo "test.sh: node is not installed; the MCP end-to-end test needs it (Debian: apt-get install nodejs npm)." >&2
   exit 1

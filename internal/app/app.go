@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	fillOpt := core.FillOptions(cfg, log)
 	// Metrics first, so refusals are recorded; auth before rate limits,
 	// so these may key callers by verified token.
-	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, auth.Options{})}
+	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, webAuth())}
 	if tokens.Len() == 0 {
 		mw = append(mw, api.HostGuard(cfg.AllowedHosts))
 	}
@@ -148,8 +148,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm"},
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs,
 	})
-	warm.NewHandlers(a.Warm, lockfile.DefaultLimits()).Register(e,
-		middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10)+"B"))
+	wh := warm.NewHandlers(a.Warm, lockfile.DefaultLimits())
+	wh.Register(e, middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10)+"B"))
+	a.mountWeb(e, svc, wh, ropt.Access)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is
 		// served only there (serveSide).

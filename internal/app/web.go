@@ -1,0 +1,29 @@
+package app
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/auth"
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/warm"
+	"github.com/pkgscope/pkgscope/internal/web"
+)
+
+// webAuth is auth's configuration with the web page: the login form and
+// its static files need no token, and the pages (only they) accept the
+// token from the login cookie and send a browser without one to the form.
+func webAuth() auth.Options {
+	return auth.Options{
+		Skip:   func(c echo.Context) bool { return auth.SkipHealth(c) || web.Public(c.Request().URL.Path) },
+		Cookie: web.CookieName, Page: web.IsPage, Login: "/login",
+	}
+}
+
+// mountWeb serves the web page from the same service, store, registry and
+// warm queue as the API.
+func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, access explore.Access) {
+	web.New(web.Deps{
+		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Access: access,
+		Auth: a.Tokens.Len() > 0, Verify: func(tok string) bool { _, ok := a.Tokens.Verify(tok); return ok },
+	}, web.DefaultLimits()).Register(e)
+}

@@ -1,0 +1,169 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/input"
+	"github.com/go-rod/rod/lib/launcher"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// browser starts Debian's headless Chromium (scripts/test.sh installs it)
+// through rod for one test; a failed step fails the test. A missing
+// browser fails the test too: it is never skipped.
+func browser(t *testing.T) *rod.Browser {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium is not installed (Debian: apt-get install chromium; scripts/test.sh does it): %v", err)
+	}
+	l := launcher.New().Bin(bin).Headless(true).NoSandbox(true).Leakless(false).UserDataDir(t.TempDir()).
+		Set("disable-gpu").Set("disable-quic").Set("no-first-run").Set("disable-background-networking").
+		Set("disable-component-update").Set("disable-sync").Set("window-size", "1280,900")
+	u, err := l.Launch()
+	if err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	b := rod.New().ControlURL(u)
+	if err := b.Connect(); err != nil {
+		l.Kill()
+		t.Fatalf("connecting to chromium: %v", err)
+	}
+	t.Cleanup(func() { b.Close(); l.Kill() })
+	// Waits are on the page (an element, a condition), never on a
+	// clock; the timeout bounds a browser that stops answering.
+	return b.Context(t.Context()).Timeout(90 * time.Second).WithPanic(func(v any) { t.Fatalf("browser: %v", v) })
+}
+
+// webPackage is a small package with a folder, a long file and a match.
+func webPackage(t *testing.T) []byte {
+	var long strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&long, "export const line%d = %d;\n", i, i)
+	}
+	return tarballtest.Package(t, map[string]string{
+		"package.json":     `{"name":"demo","version":"1.1.0"}`,
+		"index.js":         "window.leaked = 'secret';\n",
+		"lib/util.ts":      long.String() + "export function needle(): string { return 'found'; }\n",
+		"types/index.d.ts": "export declare function needle(): string;\n",
+		"README.md":        "# demo\n",
+	})
+}
+
+// TestWebPagesInBrowser follows the pages as a person does: log in,
+// open a package by range (redirected to the exact version), walk the
+// tree, open a file, select a line range, grep and follow a result to its
+// highlighted line; keyboard order and labels; logging out.
+func TestWebPagesInBrowser(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.Tokens = "web-t0ken" })
+	m.reg.Publish("demo", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "old\n"}))
+	m.reg.Publish("demo", "1.1.0", webPackage(t))
+	b := browser(t)
+	p := b.MustPage(m.srv.URL + "/browse/demo@^1/")
+	p.MustElement("#login-token")
+	if loc := p.MustInfo().URL; !strings.Contains(loc, "/login?next=") {
+		t.Fatalf("without a token the page went to %s, want the login form", loc)
+	}
+	p.MustElement("#login-token").MustInput("wrong").MustType(input.Enter)
+	if text := p.MustElement("p.error").MustText(); !strings.Contains(text, "not valid") {
+		t.Errorf("wrong token: %q", text)
+	}
+	p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter)
+	p.MustElement("table.tree")
+	if loc := p.MustInfo().URL; !strings.HasSuffix(loc, "/browse/demo@1.1.0/") {
+		t.Errorf("after login at %s, want the exact version's page", loc)
+	}
+
+	// Follow the tree to a file: numbered, highlighted lines.
+	p.MustElementX(`//table[contains(@class,"tree")]//a[text()="lib/"]`).MustClick()
+	p.MustElementX(`//a[text()="util.ts"]`).MustClick()
+	line := p.MustElement("#L31 td.src")
+	if text, spans := line.MustText(), p.MustEval(`() => document.querySelectorAll("#L31 td.src span").length`).Int(); !strings.Contains(text, "export function needle()") || spans == 0 {
+		t.Errorf("line 31 reads %q with %d highlighted tokens", text, spans)
+	}
+
+	// A line-range anchor marks the range.
+	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/lib/util.ts#L2-L4")
+	p.MustElement("#L4")
+	p.MustWait(`() => document.querySelectorAll("tr.hl").length == 3`)
+	if ids := p.MustEval(`() => Array.from(document.querySelectorAll("tr.hl")).map(r => r.id).join(",")`).Str(); ids != "L2,L3,L4" {
+		t.Errorf("#L2-L4 marked %q", ids)
+	}
+
+	// Grep from the page and follow a result to its line.
+	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
+	p.MustElement("#grep-q").MustInput("needle").MustType(input.Enter)
+	p.MustElement("ol.hits")
+	if n := p.MustEval(`() => document.querySelectorAll("ol.hits li").length`).Int(); n != 2 {
+		t.Errorf("grep needle: %d hits, want 2", n)
+	}
+	p.MustElementX(`//h3/a[text()="lib/util.ts"]/../following-sibling::ol[1]//a`).MustClick()
+	p.MustElement("#L31")
+	p.MustWaitLoad()
+	if err := p.Timeout(10 * time.Second).Wait(rod.Eval(`() => !!document.querySelector("tr:target#L31")`)); err != nil {
+		t.Errorf("the grep result led to %s, where line 31 is not the :target: %v", p.MustInfo().URL, err)
+	}
+
+	// Labels on every field; the keyboard reaches the search third.
+	p.MustNavigate(m.srv.URL + "/")
+	p.MustElement("#warm-specs")
+	if !p.MustEval(`() => Array.from(document.querySelectorAll("input:not([type=hidden]),select,textarea")).every(e => e.labels && e.labels.length > 0)`).Bool() {
+		t.Error("a form field has no label")
+	}
+	p.Keyboard.MustType(input.Tab, input.Tab, input.Tab)
+	if id := p.MustEval(`() => document.activeElement.id`).Str(); id != "find-q" {
+		t.Errorf("the third Tab focused %q, want the package search (skip link, brand, search)", id)
+	}
+	p.Keyboard.MustType([]input.Key("dem")...)
+	p.Keyboard.MustType(input.Enter)
+	if text := p.MustElement("ul.names").MustText(); !strings.Contains(text, "demo") {
+		t.Errorf("search for dem lists %q", text)
+	}
+
+	// Logging out ends it.
+	p.MustElement("form.logout button").MustClick()
+	p.MustElement("#login-token")
+	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
+	p.MustElement("#login-token")
+}
+
+// TestWebCrossSiteCannotRead: a page of another site that the logged-in
+// developer visits can neither run a package file as a script, nor frame
+// a page, nor read one: the login cookie is SameSite=Strict and the pages
+// forbid framing.
+func TestWebCrossSiteCannotRead(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.Tokens = "web-t0ken" })
+	m.reg.Publish("demo", "1.1.0", webPackage(t))
+	// The mirror is at 127.0.0.1; the attacker's page at localhost is
+	// another site (for IP addresses and localhost, the host is the site).
+	victim := m.srv.URL
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><script src="%[1]s/v1/npm/demo@1.1.0/index.js"></script>
+<script src="%[1]s/browse/demo@1.1.0/index.js"></script>
+<iframe id="f" src="%[1]s/browse/demo@1.1.0/index.js"></iframe>
+<script>window.done = false; fetch("%[1]s/browse/demo@1.1.0/index.js", {credentials: "include"}).then(r => r.text()).then(t => { window.read = t; }, () => {}).finally(() => { window.done = true; });</script>`, victim)
+	}))
+	t.Cleanup(attacker.Close)
+	attackerURL := strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1)
+	b := browser(t)
+	p := b.MustPage(victim + "/login")
+	p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter)
+	p.MustElement("#find-q")
+	p.MustNavigate(attackerURL).MustWaitLoad()
+	p.MustWait(`() => window.done === true`)
+	leaked := p.MustEval(`() => String(window.leaked)`).Str()
+	read := p.MustEval(`() => String(window.read)`).Str()
+	if leaked != "undefined" || read != "undefined" {
+		t.Errorf("a cross-site page read the package: leaked=%q read=%q", leaked, read)
+	}
+}

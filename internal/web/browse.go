@@ -1,0 +1,381 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/semver"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// browseData is what the folder and file pages show.
+type browseData struct {
+	Name, Version string
+	Path          string // the folder or file, no leading slash ("" for the root)
+	Base          string // /browse/{name}@{version}/
+	Crumbs        []crumb
+	Versions      *versionsData
+	// Folder view.
+	Entries         []entry
+	Files, AllFiles int
+	Bytes           int64
+	Grep            *grepData
+	// File view.
+	File *fileData
+}
+
+type crumb struct{ Name, Href string }
+
+// entry is one line of a folder listing: a file, or a folder with the
+// number of files and bytes under it.
+type entry struct {
+	Name, Href string
+	Dir        bool
+	Files      int
+	Bytes      int64
+}
+
+// browse serves /browse/{name}@{version}/{path}.
+func (p *Pages) browse(c echo.Context) error {
+	rest := strings.TrimPrefix(c.Request().URL.Path, "/browse/")
+	t, file, err := npmspec.SplitPath(rest)
+	if err != nil {
+		return p.fail(c, &explore.InputError{Field: "url", Err: err})
+	}
+	ctx := c.Request().Context()
+	o, err := p.d.Packages.Open(ctx, explore.Target{PackageName: t.Name, Version: t.Spec})
+	if err != nil {
+		return p.fail(c, err)
+	}
+	base := "/browse/" + o.Name + "@" + o.Version + "/"
+	if t.Spec != o.Version {
+		// A range or tag: send the reader to the exact version, so the
+		// page and its links name what they show and never move.
+		u := base + file
+		if q := c.QueryString(); q != "" {
+			u += "?" + q
+		}
+		return c.Redirect(http.StatusFound, u)
+	}
+	d := &browseData{Name: o.Name, Version: o.Version, Base: base}
+	folder := strings.TrimSuffix(file, "/")
+	if file != "" && !strings.HasSuffix(file, "/") {
+		if i, ok := slices.BinarySearchFunc(o.Files, file, func(f store.File, p string) int { return strings.Compare(f.Path, p) }); ok {
+			return p.fileView(c, d, o, o.Files[i])
+		}
+		if !hasFolder(o.Files, file) {
+			return p.fail(c, &explore.NotFoundError{What: fmt.Sprintf("file or folder %q in %s@%s", file, o.Name, o.Version)})
+		}
+		return c.Redirect(http.StatusFound, base+file+"/")
+	}
+	if folder != "" && !hasFolder(o.Files, folder) {
+		return p.fail(c, &explore.NotFoundError{What: fmt.Sprintf("folder %q in %s@%s", folder, o.Name, o.Version)})
+	}
+	d.Path = folder
+	d.Crumbs = crumbs(base, folder, true)
+	d.Entries, d.Files, d.Bytes = listFolder(o.Files, folder, base)
+	d.AllFiles = len(o.Files)
+	d.Versions = p.versions(c, o.Name, o.Version)
+	if q := c.QueryParam("grep"); q != "" {
+		d.Grep = p.grep(c, o, folder, q)
+	}
+	return p.render(c, http.StatusOK, "folder", page{Title: o.Name + "@" + o.Version + "/" + d.Path, Data: d})
+}
+
+// hasFolder reports whether some file lies under folder/.
+func hasFolder(files []store.File, folder string) bool {
+	prefix := folder + "/"
+	i, _ := slices.BinarySearchFunc(files, prefix, func(f store.File, p string) int { return strings.Compare(f.Path, p) })
+	return i < len(files) && strings.HasPrefix(files[i].Path, prefix)
+}
+
+// listFolder returns folder's direct entries, folders first, each in byte
+// order of their names, with the files and bytes under the folder. files
+// are in byte order, so folder's files are one run of them: one pass over
+// that run.
+func listFolder(files []store.File, folder, base string) ([]entry, int, int64) {
+	prefix := ""
+	if folder != "" {
+		prefix = folder + "/"
+	}
+	lo, _ := slices.BinarySearchFunc(files, prefix, func(f store.File, p string) int { return strings.Compare(f.Path, p) })
+	var dirs, plain []entry
+	var n int
+	var total int64
+	for _, f := range files[lo:] {
+		if !strings.HasPrefix(f.Path, prefix) {
+			break
+		}
+		n++
+		total += f.Size
+		rel := f.Path[len(prefix):]
+		if dir, _, ok := strings.Cut(rel, "/"); ok {
+			if len(dirs) == 0 || dirs[len(dirs)-1].Name != dir {
+				dirs = append(dirs, entry{Name: dir, Href: base + escapePath(prefix+dir) + "/", Dir: true})
+			}
+			dirs[len(dirs)-1].Files++
+			dirs[len(dirs)-1].Bytes += f.Size
+			continue
+		}
+		plain = append(plain, entry{Name: rel, Href: base + escapePath(f.Path), Files: 1, Bytes: f.Size})
+	}
+	// A folder's files are one run in byte order, but runs sort by the
+	// whole path: "dist-x/a" before "dist/a" ('-' < '/'). Order folders
+	// by name.
+	slices.SortFunc(dirs, func(a, b entry) int { return strings.Compare(a.Name, b.Name) })
+	return append(dirs, plain...), n, total
+}
+
+// crumbs links each folder of p; the last element is a link too when
+// linkLast (a folder page links its own name to itself for the grep form).
+func crumbs(base, p string, linkLast bool) []crumb {
+	out := []crumb{{Name: strings.TrimSuffix(strings.TrimPrefix(base, "/browse/"), "/"), Href: base}}
+	if p == "" {
+		return out
+	}
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		href := base + escapePath(strings.Join(parts[:i+1], "/")) + "/"
+		if i == len(parts)-1 && !linkLast {
+			href = ""
+		}
+		out = append(out, crumb{Name: part, Href: href})
+	}
+	return out
+}
+
+// escapePath escapes each segment of a package path for a URL.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// versionsData is the version picker: dist-tags and the newest versions.
+type versionsData struct {
+	Tags     []crumb // name = tag, href = its version's page
+	Versions []crumb
+	More     int
+}
+
+// versions lists name's dist-tags and newest versions; nil when the
+// registry cannot say now (the page is still useful without them).
+func (p *Pages) versions(c echo.Context, name, current string) *versionsData {
+	pk, err := p.d.Packages.Packument(c.Request().Context(), name)
+	if err != nil {
+		p.log.Debug("web: versions", "package", name, "err", err)
+		return nil
+	}
+	vd := &versionsData{}
+	tags := make([]string, 0, len(pk.DistTags))
+	for t := range pk.DistTags {
+		tags = append(tags, t)
+	}
+	slices.Sort(tags)
+	for _, t := range tags {
+		vd.Tags = append(vd.Tags, crumb{Name: t + ": " + pk.DistTags[t], Href: "/browse/" + name + "@" + pk.DistTags[t] + "/"})
+	}
+	vs := make([]string, 0, len(pk.Versions))
+	for v := range pk.Versions {
+		vs = append(vs, v)
+	}
+	slices.SortFunc(vs, func(a, b string) int { return semver.Compare(b, a) })
+	if len(vs) > p.lim.ListNames {
+		vd.More = len(vs) - p.lim.ListNames
+		vs = vs[:p.lim.ListNames]
+	}
+	for _, v := range vs {
+		href := "/browse/" + name + "@" + v + "/"
+		if v == current {
+			href = ""
+		}
+		vd.Versions = append(vd.Versions, crumb{Name: v, Href: href})
+	}
+	return vd
+}
+
+// grepData is a grep's results on a folder page.
+type grepData struct {
+	Pattern, Include       string
+	CaseInsensitive, Fixed bool
+	WholeWord              bool
+	Files                  []grepFile
+	Matches                int
+	Truncated              string
+	Error                  string
+}
+
+type grepFile struct {
+	Path, Href string
+	Lines      []grepLine
+}
+
+type grepLine struct {
+	N    int
+	Href string
+	Text string
+}
+
+// grep runs the page's grep over the version, limited to folder.
+func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) *grepData {
+	g := &grepData{
+		Pattern: pattern, Include: c.QueryParam("include"),
+		CaseInsensitive: c.QueryParam("i") != "", Fixed: c.QueryParam("F") != "", WholeWord: c.QueryParam("w") != "",
+	}
+	r := explore.GrepRequest{
+		Target:  explore.Target{PackageName: o.Name, Version: o.Version},
+		Pattern: pattern, CaseInsensitive: g.CaseInsensitive, FixedStrings: g.Fixed, WholeWord: g.WholeWord,
+		MaxMatches: p.lim.GrepMatches,
+	}
+	if folder != "" {
+		r.Include = append(r.Include, folder+"/**")
+	}
+	if g.Include != "" {
+		if folder != "" {
+			// Both must hold: the folder and the user's glob, as the
+			// path under the folder.
+			r.Include = []string{path.Join(folder, g.Include)}
+		} else {
+			r.Include = append(r.Include, g.Include)
+		}
+	}
+	res, err := p.d.Packages.Grep(c.Request().Context(), r)
+	if err != nil {
+		cl := explore.Classify(err)
+		if cl.Status >= 500 {
+			p.log.Error("web: grep", "err", err)
+			g.Error = "the grep could not run now; try again shortly"
+		} else {
+			g.Error = err.Error()
+		}
+		return g
+	}
+	base := "/browse/" + o.Name + "@" + o.Version + "/"
+	for _, m := range res.Matches {
+		if len(g.Files) == 0 || g.Files[len(g.Files)-1].Path != m.File {
+			g.Files = append(g.Files, grepFile{Path: m.File, Href: base + escapePath(m.File)})
+		}
+		f := &g.Files[len(g.Files)-1]
+		text := m.Text
+		if len(text) > p.lim.LineWidth {
+			text = text[:p.lim.LineWidth] + " …"
+		}
+		href := f.Href + "#L" + strconv.Itoa(m.Line)
+		if m.Line > p.lim.PageLines {
+			href = f.Href + "?offset=" + strconv.Itoa(pageStart(m.Line, p.lim.PageLines)) + "#L" + strconv.Itoa(m.Line)
+		}
+		f.Lines = append(f.Lines, grepLine{N: m.Line, Href: href, Text: text})
+	}
+	g.Matches = len(res.Matches)
+	if res.Truncated {
+		g.Truncated = res.TruncatedBy
+	}
+	return g
+}
+
+// pageStart is the first line of the page of a file that holds line n.
+func pageStart(n, pageLines int) int { return (n-1)/pageLines*pageLines + 1 }
+
+// fileData is a file page.
+type fileData struct {
+	Size       int64
+	Binary     bool
+	Raw        string // the raw bytes' URL
+	Lines      []fileLine
+	Start, End int // line numbers shown
+	Total      int
+	Prev, Next string // links to the neighbouring pages
+	CutBy      string // "lines" or "bytes" when the page does not reach the end
+	Highlight  bool
+}
+
+type fileLine struct {
+	N    int
+	HTML template.HTML
+	Cut  int // bytes of the line not shown
+}
+
+func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f store.File) error {
+	d.Path = f.Path
+	d.Crumbs = crumbs(d.Base, f.Path, false)
+	d.Versions = p.versions(c, o.Name, o.Version)
+	fd := &fileData{Size: f.Size, Raw: "/v1/npm/" + o.Name + "@" + o.Version + "/" + escapePath(f.Path)}
+	d.File = fd
+	_, body, _, err := p.d.Packages.FileOf(c.Request().Context(), o, f.Path)
+	if err != nil {
+		return p.fail(c, err)
+	}
+	if f.Binary {
+		fd.Binary = true
+		return p.render(c, http.StatusOK, "file", page{Title: o.Name + "@" + o.Version + "/" + f.Path, Data: d})
+	}
+	start := 1
+	if s := c.QueryParam("offset"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return p.fail(c, &explore.InputError{Field: "offset", Err: errors.New("give a line number, 1 or more")})
+		}
+		start = n
+	}
+	lines, total, cutBy := pageOf(body, start, p.lim)
+	if start > 1 && start > total {
+		return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %d lines", total)})
+	}
+	fd.Total, fd.Start, fd.End, fd.CutBy = total, start, start+len(lines)-1, cutBy
+	fd.Lines, fd.Highlight = highlight(f.Path, lines, start, p.lim.LineWidth)
+	self := d.Base + escapePath(f.Path)
+	if start > 1 {
+		fd.Prev = self + "?offset=" + strconv.Itoa(max(1, start-p.lim.PageLines))
+	}
+	if fd.End < total {
+		fd.Next = self + "?offset=" + strconv.Itoa(fd.End+1)
+	}
+	return p.render(c, http.StatusOK, "file", page{Title: o.Name + "@" + o.Version + "/" + f.Path, Data: d})
+}
+
+// pageOf returns the lines of body from start on that fit the page's
+// budget (PageLines lines, PageBytes bytes counting each line up to
+// LineWidth), the file's line count, and what cut the page short.
+func pageOf(body []byte, start int, lim Limits) (lines []string, total int, cutBy string) {
+	n, used := 0, 0
+	for len(body) > 0 {
+		n++
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		if n < start || cutBy != "" {
+			continue
+		}
+		cost := min(len(line), lim.LineWidth) + 1
+		switch {
+		case len(lines) == lim.PageLines:
+			cutBy = "lines"
+			continue
+		case used+cost > lim.PageBytes && len(lines) > 0:
+			cutBy = "bytes"
+			continue
+		}
+		used += cost
+		lines = append(lines, strings.TrimSuffix(string(line), "\r"))
+	}
+	return lines, n, cutBy
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,107 @@
+package web
+
+import (
+	"bytes"
+	"html"
+	"html/template"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/alecthomas/chroma/v2"
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+)
+
+// styleName is the chroma style the page's CSS is generated from.
+const styleName = "github"
+
+// maxHighlightBytes bounds the text given to the highlighter on one page:
+// chroma's regexp lexers cost about 10 ms per 100 KiB of JavaScript here;
+// a page over this is shown plain (the page budget is 100 KiB, so this
+// only triggers with a raised budget).
+const maxHighlightBytes = 256 << 10
+
+// highlight renders lines (numbered from start) as HTML, each cut at
+// width bytes, with chroma's lexer for path's file type. It reports
+// whether a lexer was used; plain text is escaped and never interpreted.
+func highlight(path string, lines []string, start, width int) ([]fileLine, bool) {
+	out := make([]fileLine, len(lines))
+	shown := make([]string, len(lines))
+	size := 0
+	for i, l := range lines {
+		out[i].N = start + i
+		if len(l) > width {
+			cut := width
+			for cut > 0 && !utf8.RuneStart(l[cut]) {
+				cut--
+			}
+			out[i].Cut = len(l) - cut
+			l = l[:cut]
+		}
+		shown[i] = l
+		size += len(l) + 1
+	}
+	lexer := lexers.Match(path)
+	if lexer == nil && strings.HasSuffix(path, ".d.ts") {
+		lexer = lexers.Get("typescript")
+	}
+	if lexer == nil || size > maxHighlightBytes {
+		for i, l := range shown {
+			out[i].HTML = template.HTML(html.EscapeString(l))
+		}
+		return out, false
+	}
+	it, err := chroma.Coalesce(lexer).Tokenise(nil, strings.Join(shown, "\n")+"\n")
+	if err != nil {
+		for i, l := range shown {
+			out[i].HTML = template.HTML(html.EscapeString(l))
+		}
+		return out, false
+	}
+	var b strings.Builder
+	for i, toks := range chroma.SplitTokensIntoLines(it.Tokens()) {
+		if i >= len(out) {
+			break
+		}
+		b.Reset()
+		for _, t := range toks {
+			v := strings.TrimSuffix(t.Value, "\n")
+			if v == "" {
+				continue
+			}
+			// Error tokens are the lexer's own gaps (TypeScript generics
+			// it does not know), not the file's: shown plain.
+			if cls := chroma.StandardTypes[t.Type]; cls != "" && t.Type != chroma.Error {
+				b.WriteString(`<span class="`)
+				b.WriteString(cls)
+				b.WriteString(`">`)
+				b.WriteString(html.EscapeString(v))
+				b.WriteString(`</span>`)
+			} else {
+				b.WriteString(html.EscapeString(v))
+			}
+		}
+		out[i].HTML = template.HTML(b.String())
+	}
+	return out, true
+}
+
+var (
+	cssOnce sync.Once
+	cssText []byte
+)
+
+// highlightCSS is the stylesheet for highlight's classes.
+func highlightCSS() []byte {
+	cssOnce.Do(func() {
+		var b bytes.Buffer
+		f := chromahtml.New(chromahtml.WithClasses(true))
+		if err := f.WriteCSS(&b, styles.Get(styleName)); err != nil {
+			panic("web: chroma CSS: " + err.Error()) // a programming error: the style is built in
+		}
+		cssText = b.Bytes()
+	})
+	return cssText
+}

@@ -1,0 +1,206 @@
+// Package web is the mirror's page for people: the developer checking what
+// an agent saw, the operator warming a lockfile, the reviewer following a
+// link in an agent's answer. It is server-rendered html/template with no
+// build step; a little progressive JavaScript (line-range anchors, live
+// warm progress) and everything readable with JavaScript off.
+//
+// Pages (all GET unless said):
+//
+//	/                                  find a package, recently stored versions, warm form
+//	/browse/{name}@{version}/          versions and dist-tags, the folder's files with sizes
+//	/browse/{name}@{version}/{path}    a folder, or a file with line numbers and highlighting
+//	/browse/…/?grep=P                  grep the version (or the folder), results linked to lines
+//	/docs?q=, /docs/page?path=, /docs/compat?key=   explore_web_docs
+//	/warm/{id}                         a warm request's per-package state (POST /warm submits one)
+//	/login (GET, POST), /logout (POST) a token kept in an HttpOnly, SameSite=Strict cookie
+//
+// A {version} that is a range or a tag redirects to the exact version, so
+// every page names what it shows and its links do not move. The pages read
+// packages through the same explore chain as the API (access check first),
+// and show files within the API's budgets: a long file is paged, a long
+// line cut with a link to the raw bytes.
+package web
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/warm"
+	"github.com/pkgscope/pkgscope/internal/webdocs"
+)
+
+// Packages is how the pages read packages: *explore.Service, whose read
+// chain checks the caller's access before anything else.
+type Packages interface {
+	// Open resolves t and returns the version's files with their sizes.
+	Open(ctx context.Context, t explore.Target) (*explore.Opened, error)
+	// FileOf returns one file of an opened version.
+	FileOf(ctx context.Context, o *explore.Opened, path string) (store.File, []byte, *explore.Opened, error)
+	// Grep searches the version's text files.
+	Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error)
+	// Packument returns a package's dist-tags and versions.
+	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+}
+
+// Warmer submits warm requests and reports their progress.
+type Warmer interface {
+	// Submit checks and queues a request exactly as POST /v1/warm does
+	// (every item through the access check first) and returns its id.
+	Accept(ctx context.Context, body warm.PostBody) (string, error)
+	// Progress returns a request's state, or an error matching
+	// warm.ErrNotFound.
+	Progress(ctx context.Context, id string) (warm.Progress, error)
+}
+
+// Deps are what the pages read. Catalog, WebDocs and Warm may be nil:
+// their parts of the page are then left out.
+type Deps struct {
+	Packages Packages
+	Catalog  store.Catalog
+	WebDocs  *webdocs.Service
+	Warm     Warmer
+	// Access is the read chain's access check (explore.Options.Access);
+	// nil lets everything through. Lists of names read from the store
+	// (the home page's) show only the packages it allows.
+	Access explore.Access
+	// Auth is true when the mirror has tokens: the login form is shown,
+	// and Verify checks a token given to it.
+	Auth   bool
+	Verify func(token string) bool
+	Logger *slog.Logger
+}
+
+// Limits bound what one page shows: the same budgets as the API's read.
+type Limits struct {
+	// PageLines is how many lines of a file one page shows.
+	PageLines int
+	// PageBytes bounds the bytes of file content on one page.
+	PageBytes int
+	// LineWidth is the bytes of a line shown before it is cut.
+	LineWidth int
+	// ListNames is how many names and versions lists show.
+	ListNames int
+	// GrepMatches is how many matches a grep page shows.
+	GrepMatches int
+}
+
+// DefaultLimits are the API's read defaults (2000 lines, 100 KiB, 2000
+// bytes a line).
+func DefaultLimits() Limits {
+	return Limits{PageLines: 2000, PageBytes: 100 << 10, LineWidth: 2000, ListNames: 50, GrepMatches: 200}
+}
+
+// CookieName is the cookie holding a token after login.
+const CookieName = "pkgscope_token"
+
+// Pages serves the web page.
+type Pages struct {
+	d    Deps
+	lim  Limits
+	tmpl map[string]*template.Template
+	log  *slog.Logger
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// New returns the pages over d.
+func New(d Deps, lim Limits) *Pages {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Pages{d: d, lim: lim, tmpl: parseTemplates(), log: d.Logger}
+}
+
+// IsPage reports whether a request path is one of the pages (as opposed
+// to the API): auth accepts the login cookie, and a missing token
+// redirects to the login form, only there.
+func IsPage(path string) bool {
+	switch {
+	case path == "/", path == "/login", path == "/logout", path == "/warm":
+		return true
+	}
+	for _, p := range []string{"/browse/", "/docs", "/warm/", "/static/"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Public reports whether a page is served without a token: the login form
+// and the static files it needs.
+func Public(path string) bool {
+	return path == "/login" || strings.HasPrefix(path, "/static/")
+}
+
+// Register mounts the pages on e.
+func (p *Pages) Register(e *echo.Echo) {
+	e.GET("/", p.home)
+	e.GET("/login", p.loginForm)
+	e.POST("/login", p.login)
+	e.POST("/logout", p.logout)
+	e.GET("/browse/*", p.browse)
+	e.GET("/docs", p.docsSearch)
+	e.GET("/docs/page", p.docsPage)
+	e.GET("/docs/compat", p.docsCompat)
+	e.POST("/warm", p.warmSubmit)
+	e.GET("/warm/:id", p.warmProgress)
+	e.GET("/static/highlight.css", func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+		return c.Blob(http.StatusOK, "text/css; charset=utf-8", highlightCSS())
+	})
+	e.GET("/static/*", echo.WrapHandler(http.FileServer(http.FS(staticFS))))
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Auth    bool // the mirror has tokens (show login/logout)
+	Query   string
+	Error   string
+	Data    any
+	Request *http.Request
+}
+
+// render writes a page with status.
+func (p *Pages) render(c echo.Context, status int, name string, pg page) error {
+	pg.Auth = p.d.Auth
+	pg.Request = c.Request()
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	// The pages run only their own script and style; package bytes are
+	// always text in them, never markup.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	c.Response().WriteHeader(status)
+	return p.tmpl[name].ExecuteTemplate(c.Response(), "layout", pg)
+}
+
+// fail renders an error as a page, with the status the API would answer
+// (explore.Classify) and a message that never carries internals.
+func (p *Pages) fail(c echo.Context, err error) error {
+	cl := explore.Classify(err)
+	msg := err.Error()
+	if cl.Status >= 500 {
+		p.log.Error("web page", "path", c.Request().URL.Path, "err", err)
+		msg = http.StatusText(cl.Status) + ": the mirror could not answer now; try again shortly."
+		if cl.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", itoa(int(cl.RetryAfter.Seconds())))
+		}
+	}
+	return p.render(c, cl.Status, "error", page{Title: http.StatusText(cl.Status), Error: msg})
+}

@@ -1,0 +1,101 @@
+package web
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+func files(paths ...string) []store.File {
+	var fs []store.File
+	for i, p := range paths {
+		fs = append(fs, store.File{Path: p, Size: int64(10 * (i + 1))})
+	}
+	slices.SortFunc(fs, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+	return fs
+}
+
+func TestListFolder(t *testing.T) {
+	fs := files("README.md", "dist/a.js", "dist/esm/b.js", "dist/esm/c.js", "dist-extra/x.js", "package.json", "src/index.ts")
+	var got []string
+	es, n, total := listFolder(fs, "", "/browse/p@1.0.0/")
+	for _, e := range es {
+		got = append(got, fmt.Sprintf("%s %v %d %d %s", e.Name, e.Dir, e.Files, e.Bytes, e.Href))
+	}
+	want := []string{
+		"dist true 3 90 /browse/p@1.0.0/dist/",
+		"dist-extra true 1 50 /browse/p@1.0.0/dist-extra/",
+		"src true 1 70 /browse/p@1.0.0/src/",
+		"README.md false 1 10 /browse/p@1.0.0/README.md",
+		"package.json false 1 60 /browse/p@1.0.0/package.json",
+	}
+	if !slices.Equal(got, want) || n != 7 || total != 280 {
+		t.Errorf("root = %d files, %d bytes:\n%s\nwant 7, 280:\n%s", n, total, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// "dist" must not take "dist-extra"'s files.
+	es, n, _ = listFolder(fs, "dist", "/b/")
+	if len(es) != 2 || es[0].Name != "esm" || es[0].Files != 2 || es[1].Name != "a.js" || n != 3 {
+		t.Errorf("dist = %+v (%d files)", es, n)
+	}
+	if !hasFolder(fs, "dist/esm") || hasFolder(fs, "dist/es") || hasFolder(fs, "README.md") {
+		t.Error("hasFolder answers wrong")
+	}
+}
+
+func TestPageOfKeepsToTheBudget(t *testing.T) {
+	body := []byte(strings.Repeat("abcdefghij\n", 100) + strings.Repeat("x", 5000) + "\nlast")
+	lim := Limits{PageLines: 40, PageBytes: 1 << 20, LineWidth: 100}
+	lines, total, cut := pageOf(body, 1, lim)
+	if len(lines) != 40 || total != 102 || cut != "lines" {
+		t.Errorf("first page: %d lines of %d, cut by %q", len(lines), total, cut)
+	}
+	lines, _, cut = pageOf(body, 81, lim)
+	if len(lines) != 22 || cut != "" || lines[21] != "last" || len(lines[20]) != 5000 {
+		t.Errorf("last page: %d lines, cut %q", len(lines), cut)
+	}
+	// The byte budget counts a long line only up to the line width.
+	lim = Limits{PageLines: 1000, PageBytes: 55, LineWidth: 100}
+	if lines, _, cut = pageOf(body, 1, lim); len(lines) != 5 || cut != "bytes" {
+		t.Errorf("byte budget: %d lines, cut %q", len(lines), cut)
+	}
+}
+
+func TestHighlightEscapesAndCuts(t *testing.T) {
+	lines := []string{`const a = "<script>alert(1)</script>";`, strings.Repeat("é", 60)}
+	out, lexed := highlight("x.js", lines, 7, 50)
+	if !lexed || out[0].N != 7 || out[1].N != 8 {
+		t.Fatalf("highlight: lexed %v, numbers %d %d", lexed, out[0].N, out[1].N)
+	}
+	if strings.Contains(string(out[0].HTML), "<script>") || !strings.Contains(string(out[0].HTML), "&lt;script&gt;") {
+		t.Errorf("markup in a package file reached the page: %s", out[0].HTML)
+	}
+	if out[1].Cut != 70 || strings.Count(string(out[1].HTML), "é") != 25 {
+		t.Errorf("a long line is cut at a rune boundary within 50 bytes: cut %d, %s", out[1].Cut, out[1].HTML)
+	}
+	plain, lexed := highlight("LICENSE", []string{"<b>"}, 1, 50)
+	if lexed || string(plain[0].HTML) != "&lt;b&gt;" {
+		t.Errorf("plain text: %v %s", lexed, plain[0].HTML)
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/browse/a@1/": "/browse/a@1/", "": "/", "https://evil.example/": "/", "//evil.example/": "/", `/\evil.example`: "/", "browse": "/",
+	} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTemplatesParse(t *testing.T) {
+	tm := parseTemplates()
+	for _, name := range []string{"home", "folder", "file", "login", "error", "docs", "docpage", "compat", "warm"} {
+		if tm[name] == nil {
+			t.Errorf("no template %q", name)
+		}
+	}
+}
