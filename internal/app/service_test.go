@@ -24,6 +24,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/redistest"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/web"
 )
 
 // Tokens used below. They are distinctive so that a log search for them
@@ -110,7 +111,10 @@ func (m *authedMirror) do(method, path, token, body string) *httptest.ResponseRe
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, r)
-	if body != "" {
+	switch {
+	case strings.HasPrefix(body, "token="): // the login form
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	case body != "":
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -139,13 +143,19 @@ var knownRoutes = map[string]routeCall{
 	"POST /v1/explore": {path: "/v1/explore", body: `{"action":"list","packageName":"lib","version":"1.0.0"}`, status: 200},
 	"GET /v1/npm/*":    {path: "/v1/npm/lib@1.0.0/index.js", status: 200},
 	"POST /mcp":        {path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, status: 200},
+	"GET /":            {path: "/", status: 200},
+	"GET /browse/*":    {path: "/browse/lib@1.0.0/", status: 200},
+	"GET /static/*":    {path: "/static/app.css", status: 200},
+	"GET /login":       {path: "/login", status: 200},
+	"POST /login":      {path: "/login", body: "token=" + goodToken, status: 303},
 }
 
 // param matches a route's :name segments.
 var param = regexp.MustCompile(`:[^/]+`)
 
-// open are the routes that answer without a token.
-var open = map[string]bool{"/healthz": true, "/readyz": true}
+// open are the routes that answer without a token: the health checks,
+// and the web page's login form with its static files.
+var open = map[string]bool{"/healthz": true, "/readyz": true, "/login": true, "/static/*": true, "/static/highlight.css": true}
 
 // TestAuthOnEveryRoute walks every route the real app registers: with
 // tokens configured, each but the health checks answers 401 (with the
@@ -171,13 +181,20 @@ func TestAuthOnEveryRoute(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			for _, tok := range []string{"", badToken} {
 				rec := m.do(r.Method, call.path, tok, call.body)
-				if open[r.Path] {
+				switch {
+				case open[r.Path] && r.Method == http.MethodGet:
 					if rec.Code != http.StatusOK {
-						t.Errorf("token %q: %d, want 200 (health checks are open)", tok, rec.Code)
+						t.Errorf("token %q: %d, want 200 (open route)", tok, rec.Code)
 					}
-					continue
+				case open[r.Path]: // POST /login checks the token it is given
+				case web.IsPage(call.path) && r.Method == http.MethodGet:
+					// A browser without a token is sent to the login form.
+					if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "/login?next=") {
+						t.Errorf("token %q: %d to %q, want 303 to the login form", tok, rec.Code, loc)
+					}
+				default:
+					checkUnauthorized(t, rec, r.Method)
 				}
-				checkUnauthorized(t, rec, r.Method)
 			}
 			rec := m.do(r.Method, call.path, goodToken, call.body)
 			switch {
