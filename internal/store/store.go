@@ -219,6 +219,7 @@ type Store interface {
 	Writer
 	IndexStore
 	Catalog
+	Maintenance
 	// Close releases the store's connections.
 	Close() error
 }

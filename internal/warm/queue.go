@@ -84,8 +84,9 @@ type Queue struct {
 	cfg     Config
 	deps    Deps
 	log     *slog.Logger
-	db      *db
-	closeDB bool // db.sql was opened here (Postgres) and is closed by Close
+	db      *db               // the warm_* tables; the store's own go through maint
+	maint   store.Maintenance // the store, for reindex
+	closeDB bool              // db.sql was opened here (Postgres) and is closed by Close
 	rc      riverClient
 	gate    gate
 	budget  *semaphore.Weighted // Config.MaxInflightBytes
@@ -118,7 +119,7 @@ func open(ctx context.Context, st store.Store, deps Deps, cfg Config, testOnly b
 	if deps.Store == nil {
 		deps.Store = st
 	}
-	q := &Queue{cfg: cfg, deps: deps, log: deps.Logger, testOnly: testOnly, budget: semaphore.NewWeighted(cfg.MaxInflightBytes)}
+	q := &Queue{cfg: cfg, deps: deps, log: deps.Logger, maint: st, testOnly: testOnly, budget: semaphore.NewWeighted(cfg.MaxInflightBytes)}
 	var err error
 	switch s := st.(type) {
 	case interface{ Pool() *pgxpool.Pool }:

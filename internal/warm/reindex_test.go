@@ -21,7 +21,7 @@ func TestReindex(t *testing.T) {
 			w := newWorker(t, reg, newLocation(t, kind).open(t), testConfig(), nil)
 			w.start()
 			w.warm(specs("old@1.0.0", "new@1.0.0")...)
-			if _, err := w.q.db.exec(t.Context(), `UPDATE versions SET ingest_format = 0 WHERE name = 'old'`); err != nil {
+			if err := w.st.SetIngestFormat(t.Context(), "old", "1.0.0", 0); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := w.q.Stale(t.Context(), IngestFormat+1, 10); err == nil {

@@ -117,8 +117,13 @@ func (q *Queue) warmOne(ctx context.Context, a Args) (Outcome, error) {
 		return q.reindex(ctx, a.Name, version)
 	}
 	if a.Reformat > 0 {
-		if _, err := q.invalidate(ctx, a.Name, version, a.Reformat); err != nil {
-			return out, err
+		// The store resets the version (a failed record, no files, no
+		// indexes) when it is under an older format, so the fill below
+		// ingests it again; between the two it is a miss for readers,
+		// who fill it themselves: seconds, for one version.
+		reason := fmt.Sprintf("re-ingesting under ingest format %d", a.Reformat)
+		if _, err := q.maint.ResetForReingest(ctx, a.Name, version, a.Reformat, reason); err != nil {
+			return out, fmt.Errorf("warm: %w", err)
 		}
 	}
 	// The one lookup a version already present costs.
@@ -137,8 +142,8 @@ func (q *Queue) warmOne(ctx context.Context, a Args) (Outcome, error) {
 		return out, fmt.Errorf("warming %s@%s: %w", a.Name, version, err)
 	}
 	if a.Reformat > 0 {
-		if err := q.recordFormat(ctx, a.Name, version); err != nil {
-			return out, err
+		if err := q.maint.SetIngestFormat(ctx, a.Name, version, IngestFormat); err != nil {
+			return out, fmt.Errorf("warm: %w", err)
 		}
 	}
 	if v, err = q.deps.Store.Version(ctx, a.Name, version); err != nil {

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"InvalidVersionRejected", testInvalidVersionRejected},
 		{"IndexRecord", testIndexRecord},
 		{"Catalog", testCatalog},
+		{"Maintenance", testMaintenance},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
