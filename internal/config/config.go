@@ -87,6 +87,11 @@ type Config struct {
 	// Glob: patterns per request, bytes per pattern, brace groups per
 	// pattern and alternatives they may expand to.
 	MaxGlobPatterns, MaxGlobPatternBytes, MaxGlobBraceGroups, MaxGlobAlternatives int
+	// MaxGlobExpandedBytes caps one request's patterns with the brace
+	// groups next to stars or slashes written out, and MaxGlobWildcards
+	// their star runs, "?" and [classes]: what a path can cost the
+	// compiled matcher (pathglob).
+	MaxGlobExpandedBytes, MaxGlobWildcards int
 
 	// Grep: IndexDir caches indexes on this node (default DataDir/indexes);
 	// MaxOpenIndexes stay mapped at once. A grep's pattern is at most
@@ -271,6 +276,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "longest glob pattern")
 	b.Int(&c.MaxGlobBraceGroups, "max-glob-brace-groups", "most {…} groups in one glob")
 	b.Int(&c.MaxGlobAlternatives, "max-glob-alternatives", "most alternatives a glob's braces may expand to")
+	b.Int(&c.MaxGlobExpandedBytes, "max-glob-expanded-bytes", "most bytes of one request's globs once their brace groups next to stars or slashes are written out")
+	b.Int(&c.MaxGlobWildcards, "max-glob-wildcards", "most wildcards (*, **, ?, [...]) in one request's globs, braces written out")
 
 	b.Str(&c.IndexDir, "index-dir", "local cache of search indexes (default: data-dir/indexes)")
 	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
@@ -364,6 +371,8 @@ func (c Config) Validate() error {
 	positive("max-glob-patterns", int64(c.MaxGlobPatterns))
 	positive("max-glob-pattern-bytes", int64(c.MaxGlobPatternBytes))
 	positive("max-glob-alternatives", int64(c.MaxGlobAlternatives))
+	positive("max-glob-expanded-bytes", int64(c.MaxGlobExpandedBytes))
+	positive("max-glob-wildcards", int64(c.MaxGlobWildcards))
 	positive("max-open-indexes", int64(c.MaxOpenIndexes))
 	positive("max-index-builds", int64(c.MaxIndexBuilds))
 	positive("max-index-bytes", c.MaxIndexBytes)

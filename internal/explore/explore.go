@@ -245,10 +245,12 @@ func (s *Service) match(ctx context.Context, t Target, patterns []string) (*List
 		return nil, err
 	}
 	res := &ListResult{PackageName: o.Name, Version: o.Version, Files: []string{}, Source: o.Source}
-	for _, f := range o.Files {
-		if m.Match(f.Path) {
-			res.Files = append(res.Files, f.Path)
-		}
+	files, err := pathglob.Select(ctx, m, o.Files, func(f store.File) string { return f.Path })
+	if err != nil {
+		return nil, fmt.Errorf("matching the paths of %s@%s: %w", o.Name, o.Version, err)
+	}
+	for _, f := range files {
+		res.Files = append(res.Files, f.Path)
 	}
 	return res, nil
 }

@@ -377,7 +377,13 @@ func (s *searcher) run(units unitSet) {
 		path := ""
 		if s.q.Filter != nil {
 			path = ix.filePath(fi)
-			if !s.q.Filter(path) {
+			keep := s.q.Filter(path)
+			// The filter's time counts in the search's: a file it drops
+			// ticks the clock as a searched one does.
+			if s.ticks++; s.ticks&63 == 0 {
+				s.checkTime()
+			}
+			if !keep {
 				continue
 			}
 		}

@@ -193,7 +193,10 @@ func (f *Fallback) Grep(ctx context.Context, name, version string, files []store
 	}
 	var want []store.File
 	var skipped []index.SkippedFile
-	for _, file := range files {
+	for i, file := range files {
+		if i%256 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		switch {
 		case q.Filter != nil && !q.Filter(file.Path):
 		case binaryExt[strings.ToLower(path.Ext(file.Path))]:
