@@ -102,3 +102,51 @@ func BenchmarkColdIngest(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWebPages times the web page's warm tree and file pages next to
+// the API's JSON for the same data, in the same run: a 5,000-file package
+// (lucide-react's size) and a 2,400-line .d.ts (the page shows its first
+// 2,000 lines, as read does). Target (docs/BENCHMARKS.md): under 50 ms a
+// page.
+func BenchmarkWebPages(b *testing.B) {
+	m := newMirror(b, embedded)
+	files := map[string]string{}
+	for i := range 5000 {
+		files[fmt.Sprintf("dist/esm/icons/icon-%04d.js", i)] = fmt.Sprintf("export default %d;\n", i)
+	}
+	var dts strings.Builder
+	for i := range 2400 {
+		fmt.Fprintf(&dts, "export declare const Icon%04d: LucideIcon; // %s\n", i, strings.Repeat("x", i%40))
+	}
+	files["dist/lucide-react.d.ts"] = dts.String()
+	m.reg.Publish("large", "1.0.0", tarballtest.Package(b, files))
+	get := func(b *testing.B, path string) {
+		resp, body := m.get(path)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		b.SetBytes(int64(len(body)))
+	}
+	cases := []struct{ name, path, body string }{
+		{name: "api-list", body: `{"action":"list","packageName":"large","version":"1.0.0"}`},
+		{name: "web-tree-root", path: "/browse/large@1.0.0/"},
+		{name: "web-tree-5000", path: "/browse/large@1.0.0/dist/esm/icons/"},
+		{name: "api-read", body: `{"action":"read","packageName":"large","version":"1.0.0","path":"dist/lucide-react.d.ts"}`},
+		{name: "web-file", path: "/browse/large@1.0.0/dist/lucide-react.d.ts"},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			if c.body != "" {
+				m.mustOK(b, c.body)
+				for b.Loop() {
+					m.mustOK(b, c.body)
+				}
+				return
+			}
+			get(b, c.path)
+			for b.Loop() {
+				get(b, c.path)
+			}
+		})
+	}
+}

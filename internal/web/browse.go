@@ -27,8 +27,10 @@ type browseData struct {
 	Base          string // /browse/{name}@{version}/
 	Crumbs        []crumb
 	Versions      *versionsData
-	// Folder view.
+	// Folder view: Entries from the From'th (0-based) of Total.
 	Entries         []entry
+	From, Total     int
+	Prev, Next      string
 	Files, AllFiles int
 	Bytes           int64
 	Grep            *grepData
@@ -86,7 +88,23 @@ func (p *Pages) browse(c echo.Context) error {
 	d.Path = folder
 	d.Crumbs = crumbs(base, folder, true)
 	d.Entries, d.Files, d.Bytes = listFolder(o.Files, folder, base)
-	d.AllFiles = len(o.Files)
+	d.AllFiles, d.Total = len(o.Files), len(d.Entries)
+	if s := c.QueryParam("from"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n >= d.Total {
+			return p.fail(c, &explore.InputError{Field: "from", Err: fmt.Errorf("give an entry number from 0 to %d", max(0, d.Total-1))})
+		}
+		d.From = n
+	}
+	if d.From > 0 {
+		d.Prev = "?from=" + strconv.Itoa(max(0, d.From-p.lim.FolderEntries))
+	}
+	if end := d.From + p.lim.FolderEntries; end < d.Total {
+		d.Next = "?from=" + strconv.Itoa(end)
+		d.Entries = d.Entries[d.From:end]
+	} else {
+		d.Entries = d.Entries[d.From:]
+	}
 	d.Versions = p.versions(c, o.Name, o.Version)
 	if q := c.QueryParam("grep"); q != "" {
 		d.Grep = p.grep(c, o, folder, q)
@@ -336,7 +354,13 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 		return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %d lines", total)})
 	}
 	fd.Total, fd.Start, fd.End, fd.CutBy = total, start, start+len(lines)-1, cutBy
-	fd.Lines, fd.Highlight = highlight(f.Path, lines, start, p.lim.LineWidth)
+	key := litKey{hash: f.Hash, ext: path.Ext(f.Path), start: start, width: p.lim.LineWidth}
+	lit, ok := p.lit.Get(key)
+	if !ok {
+		lit.lines, lit.lexed = highlight(f.Path, lines, start, p.lim.LineWidth)
+		p.lit.Add(key, lit)
+	}
+	fd.Lines, fd.Highlight = lit.lines, lit.lexed
 	self := d.Base + escapePath(f.Path)
 	if start > 1 {
 		fd.Prev = self + "?offset=" + strconv.Itoa(max(1, start-p.lim.PageLines))

@@ -23,6 +23,26 @@ const styleName = "github"
 // only triggers with a raised budget).
 const maxHighlightBytes = 256 << 10
 
+// litPages is how many highlighted pages Pages keeps. A page is at most
+// PageBytes of text, about 3x that as HTML (300 KiB with the defaults), so
+// the cache holds at most about 20 MiB.
+const litPages = 64
+
+// litKey names a highlighted page: the body's hash, the file name's
+// extension (which picks the lexer), the first line and the width lines
+// were cut at.
+type litKey struct {
+	hash         [32]byte
+	ext          string
+	start, width int
+}
+
+// litPage is a highlighted page.
+type litPage struct {
+	lines []fileLine
+	lexed bool
+}
+
 // highlight renders lines (numbered from start) as HTML, each cut at
 // width bytes, with chroma's lexer for path's file type. It reports
 // whether a lexer was used; plain text is escaped and never interpreted.

@@ -8,7 +8,7 @@ import (
 )
 
 // funcs are the templates' helpers.
-var funcs = template.FuncMap{"bytes": humanBytes}
+var funcs = template.FuncMap{"bytes": humanBytes, "add": func(a, b int) int { return a + b }}
 
 // humanBytes prints a size as people read it: 912 B, 4.2 KiB, 31.0 MiB.
 func humanBytes(n int64) string {
