@@ -91,7 +91,7 @@ func New(rc *redisconn.Conn, opt Options) *Cache {
 		c.now = time.Now
 	}
 	if opt.LocalBytes > 0 {
-		c.local = newLocal(opt.LocalBytes)
+		c.local = newLocal(opt.LocalBytes, c.now)
 	}
 	return c
 }
@@ -151,7 +151,7 @@ type uncacheable struct{}
 func lookup[T any](ctx context.Context, c *Cache, key string, ttl time.Duration, cd codec[T],
 	load func(context.Context) (T, bool, error)) (T, error) {
 	if c.local != nil {
-		v, _ := c.local.get(key, c.now)
+		v, _ := c.local.get(key)
 		switch v := v.(type) {
 		case T:
 			c.localHits.Add(1)

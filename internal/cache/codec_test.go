@@ -100,9 +100,9 @@ func FuzzDecodeFiles(f *testing.F) {
 
 func TestLocalEvictsByBytes(t *testing.T) {
 	const budget = 16 << 10
-	l := newLocal(budget)
+	clock := time.Unix(100, 0)
+	l := newLocal(budget, func() time.Time { return clock })
 	never := time.Time{}
-	now := time.Now
 	entry := int64(1000) // cost with overhead and key: about 1.3 KiB
 	for i := range 40 {
 		l.put(string(rune('a'+i%26))+string(rune('A'+i/26)), i, entry, never)
@@ -111,10 +111,10 @@ func TestLocalEvictsByBytes(t *testing.T) {
 	if bytes > budget || n == 0 || n >= 40 {
 		t.Fatalf("after 40 puts: %d bytes in %d entries, want at most %d bytes", bytes, n, budget)
 	}
-	if _, ok := l.get("aA", now); ok {
+	if _, ok := l.get("aA"); ok {
 		t.Error("the oldest entry survived eviction")
 	}
-	if v, ok := l.get("nB", now); !ok || v != 39 {
+	if v, ok := l.get("nB"); !ok || v != 39 {
 		t.Errorf("the newest entry = %v, %v", v, ok)
 	}
 	// Replacing a key does not count it twice.
@@ -125,16 +125,16 @@ func TestLocalEvictsByBytes(t *testing.T) {
 	}
 	// An entry over a quarter of the budget is not kept.
 	l.put("huge", 1, budget/2, never)
-	if _, ok := l.get("huge", now); ok {
+	if _, ok := l.get("huge"); ok {
 		t.Error("an entry over a quarter of the budget was kept")
 	}
 	// Expired entries are dropped on read.
-	clock := time.Unix(100, 0)
 	l.put("ttl", 1, 10, clock.Add(time.Second))
-	if _, ok := l.get("ttl", func() time.Time { return clock }); !ok {
+	if _, ok := l.get("ttl"); !ok {
 		t.Error("a live entry was missed")
 	}
-	if _, ok := l.get("ttl", func() time.Time { return clock.Add(time.Second) }); ok {
+	clock = clock.Add(time.Second)
+	if _, ok := l.get("ttl"); ok {
 		t.Error("an expired entry was served")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -74,8 +75,7 @@ type Fallback struct {
 	c   *Client
 	opt FallbackOptions
 
-	mu    sync.Mutex
-	cache *lru
+	cache *lru.Cache[string, []store.File]
 }
 
 var _ explore.Fallback = (*Fallback)(nil)
@@ -94,7 +94,7 @@ func NewFallback(c *Client, opt FallbackOptions) *Fallback {
 	if opt.Search == (index.SearchLimits{}) {
 		opt.Search = d.Search
 	}
-	return &Fallback{c: c, opt: opt, cache: newLRU(opt.MaxCachedFiles)}
+	return &Fallback{c: c, opt: opt, cache: lru.New[string, []store.File](int64(opt.MaxCachedFiles), lru.Options{})}
 }
 
 // ErrPrivate is a package Public refused: it is never sent to jsDelivr.
@@ -134,10 +134,7 @@ func (f *Fallback) Files(ctx context.Context, name, version string) ([]store.Fil
 		return nil, err
 	}
 	key := name + "@" + version
-	f.mu.Lock()
-	files, ok := f.cache.get(key)
-	f.mu.Unlock()
-	if ok {
+	if files, ok := f.cache.Get(key); ok {
 		return files, nil
 	}
 	l, err := f.c.Listing(ctx, name, version)
@@ -147,13 +144,11 @@ func (f *Fallback) Files(ctx context.Context, name, version string) ([]store.Fil
 	if l.Name != name || l.Version != version {
 		return nil, &UnavailableError{Err: fmt.Errorf("listing %s: jsDelivr answered for %s@%s", key, l.Name, l.Version)}
 	}
-	files, err = l.StoreFiles()
+	files, err := l.StoreFiles()
 	if err != nil {
 		return nil, &UnavailableError{Err: err}
 	}
-	f.mu.Lock()
-	f.cache.put(key, files)
-	f.mu.Unlock()
+	f.cache.Add(key, files, int64(len(files)))
 	return files, nil
 }
 

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"golang.org/x/sync/singleflight"
 )
@@ -125,9 +125,8 @@ type Client struct {
 	// breakers stop requests to a host that keeps failing (breaker.go).
 	breakers *breakers
 
-	mu         sync.Mutex
-	packuments *lru[string, cachedPackument]
-	versions   *lru[versionKey, PackumentVersion]
+	packuments *lru.Cache[string, cachedPackument]
+	versions   *lru.Cache[versionKey, PackumentVersion]
 
 	// onJoin, when set by tests, runs after a caller has joined the
 	// in-flight fetch of name.
@@ -150,8 +149,8 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 		npm:        npm,
 		cfg:        cfg,
 		hosts:      newHostSet(cfg.AllowedTarballHosts),
-		packuments: newLRU[string, cachedPackument](cfg.MaxCachedPackumentBytes),
-		versions:   newLRU[versionKey, PackumentVersion](int64(cfg.MaxCachedVersions)),
+		packuments: lru.New[string, cachedPackument](cfg.MaxCachedPackumentBytes, lru.Options{}),
+		versions:   lru.New[versionKey, PackumentVersion](int64(cfg.MaxCachedVersions), lru.Options{}),
 		breakers:   newBreakers(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.Clock),
 	}
 	if hc == nil {
@@ -234,16 +233,12 @@ func (c *Client) packument(ctx context.Context, name string, maxAge time.Duratio
 // expires; it lets a caller that wants an exact version skip the
 // packument request.
 func (c *Client) CachedVersion(name, version string) (PackumentVersion, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.versions.get(versionKey{name, version})
+	return c.versions.Get(versionKey{name, version})
 }
 
 // fresh returns the cached packument of name if it is younger than maxAge.
 func (c *Client) fresh(name string, maxAge time.Duration) *Packument {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.packuments.get(name)
+	e, ok := c.packuments.Get(name)
 	if !ok || c.cfg.Clock().Sub(e.fetched) >= maxAge {
 		return nil
 	}
@@ -308,11 +303,9 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 		}
 	}
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.packuments.put(name, cachedPackument{p: p, fetched: c.cfg.Clock()}, body.read)
+	c.packuments.Add(name, cachedPackument{p: p, fetched: c.cfg.Clock()}, body.read)
 	for v, pv := range p.Versions {
-		c.versions.put(versionKey{name, v}, pv, 1)
+		c.versions.Add(versionKey{name, v}, pv, 1)
 	}
 	return p, nil
 }

@@ -456,32 +456,6 @@ func TestEscapeName(t *testing.T) {
 	}
 }
 
-func TestLRUDropsLeastRecentlyUsed(t *testing.T) {
-	c := newLRU[string, int](2)
-	c.put("a", 1, 1)
-	c.put("b", 2, 1)
-	c.get("a")
-	c.put("c", 3, 1)
-	if _, ok := c.get("b"); ok {
-		t.Error("b survived; it was least recently used")
-	}
-	if v, ok := c.get("a"); !ok || v != 1 {
-		t.Errorf("a = %d, %v", v, ok)
-	}
-	c.put("a", 10, 1)
-	if v, _ := c.get("a"); v != 10 || c.len() != 2 {
-		t.Errorf("after update: a = %d, len %d", v, c.len())
-	}
-	c.put("big", 4, 3) // over the whole budget: not stored
-	if _, ok := c.get("big"); ok || c.len() != 2 {
-		t.Errorf("an entry over budget was stored (len %d)", c.len())
-	}
-	c.put("a", 11, 2) // a costlier value pushes out the rest
-	if _, ok := c.get("c"); ok || c.len() != 1 || c.cost != 2 {
-		t.Errorf("after costly update: len %d, cost %d", c.len(), c.cost)
-	}
-}
-
 func TestPackumentCacheIsBoundedByBytes(t *testing.T) {
 	e := newEnv(t, Config{MaxCachedPackumentBytes: 1})
 	e.reg.Publish("p", "1.0.0", tgz(t))

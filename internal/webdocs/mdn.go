@@ -2,7 +2,6 @@ package webdocs
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/pkgscope/pkgscope/internal/lru"
 )
 
 // MDNOptions configure fetching MDN's prose from its public JSON: a page's
@@ -66,7 +67,7 @@ type mdnClient struct {
 	http  *http.Client
 	opt   MDNOptions
 	log   *slog.Logger
-	cache *lru
+	cache *lru.Cache[string, any] // a nil value is a cached "not found"
 	group singleflight.Group
 
 	mu        sync.Mutex
@@ -100,7 +101,7 @@ func newMDNClient(opt MDNOptions, hc *http.Client, log *slog.Logger) *mdnClient 
 		}
 		return nil
 	}
-	return &mdnClient{base: base, host: host, http: c, opt: opt, log: log, cache: newLRU(opt.CacheBytes)}
+	return &mdnClient{base: base, host: host, http: c, opt: opt, log: log, cache: lru.New[string, any](opt.CacheBytes, lru.Options{MaxEntryCost: opt.CacheBytes / 4})}
 }
 
 // errNotOnMDN is a page MDN answers 404 for.
@@ -131,7 +132,7 @@ func (c *mdnClient) trip(err error) string {
 // cache or MDN. Errors say why the prose is unavailable, in words.
 func (c *mdnClient) doc(ctx context.Context, path string) (*mdnDoc, error) {
 	key := "d:" + strings.ToLower(path)
-	if v, ok := c.cache.get(key); ok {
+	if v, ok := c.cache.Get(key); ok {
 		if v == nil {
 			return nil, errNotOnMDN
 		}
@@ -153,15 +154,15 @@ func (c *mdnClient) doc(ctx context.Context, path string) (*mdnDoc, error) {
 		status, err := c.getJSON(fctx, c.base+escapePath(path)+"/index.json", &raw)
 		switch {
 		case status == http.StatusNotFound:
-			c.cache.put(key, nil, len(key), c.opt.CacheTTL)
+			c.put(key, nil, len(key))
 			return nil, errNotOnMDN
 		case err != nil:
 			return nil, errors.New(c.trip(err))
 		}
 		d := &mdnDoc{title: raw.Doc.Title, summary: raw.Doc.Summary, markdown: renderSections(raw.Doc.Title, raw.Doc.Body)}
-		c.cache.put(key, d, len(key)+len(d.markdown)+len(d.summary)+len(d.title), c.opt.CacheTTL)
+		c.put(key, d, len(key)+len(d.markdown)+len(d.summary)+len(d.title))
 		if d.summary != "" {
-			c.cache.put("s:"+strings.ToLower(path), d.summary, len(path)+len(d.summary), c.opt.CacheTTL)
+			c.put("s:"+strings.ToLower(path), d.summary, len(path)+len(d.summary))
 		}
 		return d, nil
 	})
@@ -181,7 +182,7 @@ func (c *mdnClient) doc(ctx context.Context, path string) (*mdnDoc, error) {
 func (c *mdnClient) summaries(ctx context.Context, q string, size int) map[string]string {
 	size = min(max(size, 10), 100)
 	key := "q:" + strconv.Itoa(size) + ":" + strings.ToLower(q)
-	if v, ok := c.cache.get(key); ok {
+	if v, ok := c.cache.Get(key); ok {
 		m, _ := v.(map[string]string)
 		return m
 	}
@@ -212,15 +213,15 @@ func (c *mdnClient) summaries(ctx context.Context, q string, size int) map[strin
 		p := strings.ToLower(d.MDNURL)
 		m[p] = d.Summary
 		n += len(p) + len(d.Summary)
-		c.cache.put("s:"+p, d.Summary, len(p)+len(d.Summary), c.opt.CacheTTL)
+		c.put("s:"+p, d.Summary, len(p)+len(d.Summary))
 	}
-	c.cache.put(key, m, n, c.opt.CacheTTL)
+	c.put(key, m, n)
 	return m
 }
 
 // cachedSummary is MDN's summary of path if one was seen.
 func (c *mdnClient) cachedSummary(path string) string {
-	if v, ok := c.cache.get("s:" + strings.ToLower(path)); ok {
+	if v, ok := c.cache.Get("s:" + strings.ToLower(path)); ok {
 		s, _ := v.(string)
 		return s
 	}
@@ -324,65 +325,9 @@ func renderSections(title string, body []mdnSection) string {
 	return strings.TrimSpace(b.String()) + "\n"
 }
 
-// lru is a byte-bounded least-recently-used cache with per-entry expiry.
-// A nil value is a cached "not found".
-type lru struct {
-	mu    sync.Mutex
-	max   int64
-	size  int64
-	ll    *list.List
-	items map[string]*list.Element
-}
-
-type lruEntry struct {
-	key     string
-	val     any
-	size    int64
-	expires time.Time
-}
-
-func newLRU(max int64) *lru {
-	return &lru{max: max, ll: list.New(), items: map[string]*list.Element{}}
-}
-
-func (c *lru) get(key string) (any, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.items[key]
-	if !ok {
-		return nil, false
-	}
-	e := el.Value.(*lruEntry)
-	if time.Now().After(e.expires) {
-		c.remove(el)
-		return nil, false
-	}
-	c.ll.MoveToFront(el)
-	return e.val, true
-}
-
-// put stores val; an entry over a quarter of the budget is not kept, so
-// one huge page cannot flush everything else.
-func (c *lru) put(key string, val any, size int, ttl time.Duration) {
-	n := int64(size) + 64 // bookkeeping
-	if n > c.max/4 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
-		c.remove(el)
-	}
-	c.items[key] = c.ll.PushFront(&lruEntry{key: key, val: val, size: n, expires: time.Now().Add(ttl)})
-	c.size += n
-	for c.size > c.max {
-		c.remove(c.ll.Back())
-	}
-}
-
-func (c *lru) remove(el *list.Element) {
-	e := el.Value.(*lruEntry)
-	c.ll.Remove(el)
-	delete(c.items, e.key)
-	c.size -= e.size
+// put caches val for CacheTTL at size bytes plus 64 of bookkeeping; an
+// entry over a quarter of the budget is not kept (lru.Options.MaxEntryCost),
+// so one huge page cannot flush everything else.
+func (c *mdnClient) put(key string, val any, size int) {
+	c.cache.AddExpiring(key, val, int64(size)+64, time.Now().Add(c.opt.CacheTTL))
 }

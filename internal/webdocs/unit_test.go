@@ -113,34 +113,6 @@ func TestValidKey(t *testing.T) {
 	}
 }
 
-func TestLRUBoundsBytes(t *testing.T) {
-	c := newLRU(1000)
-	for i := range 10 {
-		c.put(string(rune('a'+i)), i, 100, 3600e9) // 164 bytes each with bookkeeping
-	}
-	if c.size > 1000 {
-		t.Fatalf("size %d over the budget", c.size)
-	}
-	if _, ok := c.get("a"); ok {
-		t.Error("oldest entry survived eviction")
-	}
-	if v, ok := c.get("j"); !ok || v != 9 {
-		t.Errorf("newest entry = %v %v", v, ok)
-	}
-	c.put("huge", "x", 400, 3600e9) // over a quarter of the budget: not kept
-	if _, ok := c.get("huge"); ok {
-		t.Error("an entry over a quarter of the budget was kept")
-	}
-	c.put("gone", "x", 1, -1) // already expired
-	if _, ok := c.get("gone"); ok {
-		t.Error("an expired entry was returned")
-	}
-	c.put("nil", nil, 1, 3600e9) // a cached "not found"
-	if v, ok := c.get("nil"); !ok || v != nil {
-		t.Errorf("cached not-found = %v %v", v, ok)
-	}
-}
-
 func TestHTMLToMarkdown(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"paragraph with code and link",
