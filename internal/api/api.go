@@ -58,6 +58,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.JSONSerializer = jsonSerializer{}
+	e.Use(SecurityHeaders) // first, so refusals carry them too
 	e.Use(middleware.RequestID())
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,

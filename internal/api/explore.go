@@ -48,8 +48,12 @@ func decodeStrict(c echo.Context, v any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		// A sized body over the limit is refused before the handler; a
+		// chunked one fails here, mid-read, with the body limit's 413
+		// (an *echo.HTTPError) or net/http's MaxBytesError.
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var he *echo.HTTPError
+		if errors.As(err, &mbe) || errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
 			return echo.ErrStatusRequestEntityTooLarge
 		}
 		if errors.Is(err, io.EOF) {

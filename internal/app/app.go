@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// so these may key callers by verified token.
 	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, webAuth())}
 	if tokens.Len() == 0 {
-		mw = append(mw, api.HostGuard(cfg.AllowedHosts))
+		mw = append(mw, api.HostGuard(cfg.AllowedHosts, cfg.AllowedOrigins))
 	}
 	// Callers are keyed by token only when auth, placed before this
 	// middleware, has verified it; else by client IP.
@@ -143,12 +143,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	svc := explore.New(ropt)
 	a.Service = svc
-	a.WebDocs = newWebDocs(svc.Stored(), cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
+	a.WebDocs = newWebDocs(svc.Stored(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm"},
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs,
 	})
-	wh := warm.NewHandlers(a.Warm, lockfile.DefaultLimits())
+	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, lockfile.DefaultLimits())
 	wh.Register(e, middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10)+"B"))
 	a.mountWeb(e, svc, wh, ropt.Access)
 	if cfg.MetricsAddr == "" {

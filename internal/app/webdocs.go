@@ -16,9 +16,9 @@ import (
 // packages through svc, so they are mirrored, pinned and warmed like any
 // package; nothing is loaded until the first call or Warm. svc is the
 // store-only chain (explore.Service.Stored).
-func newWebDocs(svc *explore.Service, cfg config.Config, log *slog.Logger, mdnClient *http.Client) *webdocs.Service {
+func newWebDocs(svc *explore.Service, access explore.Access, cfg config.Config, log *slog.Logger, mdnClient *http.Client) *webdocs.Service {
 	opt := cfg.WebDocs()
-	opt.Logger, opt.HTTPClient = log, mdnClient
+	opt.Logger, opt.HTTPClient, opt.Access = log, mdnClient, access
 	return webdocs.New(storedOnly{svc}, opt)
 }
 

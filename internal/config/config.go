@@ -30,9 +30,14 @@ type Config struct {
 	// POST /v1/warm, which carries a lockfile (a large monorepo's runs to
 	// tens of MB).
 	MaxBodyBytes, MaxWarmBodyBytes int64
-	// AllowedHosts are the Host names (and browser origins) a mirror
-	// without tokens answers besides the loopback names; "*" allows any.
+	// AllowedHosts are the Host names a mirror without tokens answers
+	// besides the loopback names; "*" allows any.
 	AllowedHosts []string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) whose
+	// pages a mirror without tokens answers besides its own, cross-site
+	// ones included; "*" allows any. Empty by default: a page on another
+	// port of localhost is another origin (api.HostGuard).
+	AllowedOrigins []string
 	// WarmInProcess runs warm jobs in the mirror process. It is always so
 	// with the embedded store (there is no separate worker on a laptop);
 	// with Postgres, `indexer worker` processes run them unless this is set.
@@ -244,6 +249,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "largest request body")
 	b.Bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "largest POST /v1/warm body (a lockfile)")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
+	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
 	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "time to read request headers")
 	b.Dur(&c.ReadTimeout, "read-timeout", "time to read a whole request")

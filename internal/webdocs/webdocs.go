@@ -120,6 +120,12 @@ type Options struct {
 	Limits   Limits
 	MDN      MDNOptions
 	Logger   *slog.Logger
+	// Access, when set, is asked before every action whether the caller
+	// may read the four data packages (the read chain's first link,
+	// explore.Access): an answer is made of them, so a token that may not
+	// read them gets a 403, not their contents. The packages themselves
+	// are loaded once, as the mirror.
+	Access explore.Access
 	// HTTPClient fetches from MDN; nil means a client with no timeout of
 	// its own (each request is bounded by MDN.Timeout).
 	HTTPClient *http.Client
@@ -127,11 +133,12 @@ type Options struct {
 
 // Service answers explore_web_docs actions.
 type Service struct {
-	pkgs Packages
-	ver  Versions
-	lim  Limits
-	log  *slog.Logger
-	mdn  *mdnClient // nil when MDN is disabled
+	pkgs   Packages
+	access explore.Access
+	ver    Versions
+	lim    Limits
+	log    *slog.Logger
+	mdn    *mdnClient // nil when MDN is disabled
 
 	cur   atomic.Pointer[dataset]
 	group singleflight.Group
@@ -156,7 +163,7 @@ func New(pkgs Packages, opt Options) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{pkgs: pkgs, ver: v, lim: lim, log: log}
+	s := &Service{pkgs: pkgs, access: opt.Access, ver: v, lim: lim, log: log}
 	if opt.MDN.BaseURL != "" {
 		s.mdn = newMDNClient(opt.MDN, opt.HTTPClient, log)
 	}
@@ -400,6 +407,13 @@ var Actions = []string{"search", "get_doc", "get_compat"}
 
 // Do runs one request: *SearchResult, *Doc or *Compat.
 func (s *Service) Do(ctx context.Context, r Request) (any, error) {
+	if s.access != nil {
+		for _, name := range []string{PackageBCD, PackageInventory, PackageIDL, PackageFeatures} {
+			if err := s.access(ctx, name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	switch r.Action {
 	case "search":
 		return s.Search(ctx, SearchRequest{Query: r.Query, Limit: r.Limit, Offset: r.Offset})
