@@ -120,11 +120,12 @@ type Options struct {
 	Limits   Limits
 	MDN      MDNOptions
 	Logger   *slog.Logger
-	// Access, when set, is asked before every action whether the caller
-	// may read the four data packages (the read chain's first link,
-	// explore.Access): an answer is made of them, so a token that may not
-	// read them gets a 403, not their contents. The packages themselves
-	// are loaded once, as the mirror.
+	// Access, when set, is asked whether the caller may read the four
+	// data packages (the read chain's first link, explore.Access) each
+	// time an action (Do, Search, GetDoc, GetCompat) reads the dataset: an
+	// answer is made of them, so a token that may not read them gets a
+	// 403, not their contents. The packages are loaded once, as the
+	// mirror.
 	Access explore.Access
 	// HTTPClient fetches from MDN; nil means a client with no timeout of
 	// its own (each request is bounded by MDN.Timeout).
@@ -213,6 +214,13 @@ type dataset struct {
 // not fail the load for the others waiting on it; a failed load is not
 // kept, and the next call tries again.
 func (s *Service) data(ctx context.Context) (*dataset, error) {
+	if s.access != nil {
+		for _, name := range []string{PackageBCD, PackageInventory, PackageIDL, PackageFeatures} {
+			if err := s.access(ctx, name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if d := s.cur.Load(); d != nil {
 		return d, nil
 	}
@@ -407,13 +415,6 @@ var Actions = []string{"search", "get_doc", "get_compat"}
 
 // Do runs one request: *SearchResult, *Doc or *Compat.
 func (s *Service) Do(ctx context.Context, r Request) (any, error) {
-	if s.access != nil {
-		for _, name := range []string{PackageBCD, PackageInventory, PackageIDL, PackageFeatures} {
-			if err := s.access(ctx, name); err != nil {
-				return nil, err
-			}
-		}
-	}
 	switch r.Action {
 	case "search":
 		return s.Search(ctx, SearchRequest{Query: r.Query, Limit: r.Limit, Offset: r.Offset})

@@ -51,8 +51,11 @@ func send(h http.Handler, method, path, body, token string) *httptest.ResponseRe
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, r)
-	if body != "" {
+	switch {
+	case strings.HasPrefix(body, "{"):
 		req.Header.Set("Content-Type", "application/json")
+	case body != "": // a web page's form
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if token != "" {
@@ -117,6 +120,26 @@ var accessTable = map[string][]accessCall{
 		{path: "/v1/warm", body: `{"lockfile":{"name":"package.json","content":"{\"dependencies\":{\"@priv/x\":\"1.0.0\"}}"}}`, want: [3]int{401, 403, 202}},
 	},
 	"GET /v1/warm/:id": {{path: "/v1/warm/0123456789abcdef", want: [3]int{401, 404, 404}}},
+	// The web pages (internal/web): a browser without a token is sent to
+	// the login form (303; a form post is refused, 401); with one, they
+	// read through the same chain.
+	"GET /":                     {{path: "/", want: [3]int{303, 200, 200}}},
+	"GET /login":                {{path: "/login", want: [3]int{200, 200, 200}}},
+	"POST /login":               {{path: "/login", body: "token=" + allToken, want: [3]int{303, 303, 303}}},
+	"POST /logout":              {{path: "/logout", want: [3]int{401, 303, 303}}},
+	"GET /static/*":             {{path: "/static/app.css", want: [3]int{200, 200, 200}}},
+	"GET /static/highlight.css": {{path: "/static/highlight.css", want: [3]int{200, 200, 200}}},
+	"GET /browse/*": {
+		{path: "/browse/@priv/x@1.0.0/", want: [3]int{303, 403, 200}},
+		{path: "/browse/@priv/x@1.0.0/x.js", want: [3]int{303, 403, 200}},
+		{path: "/browse/@priv/x@1.0.0/?grep=secret", want: [3]int{303, 403, 200}},
+		{path: "/browse/@priv/nope@1.0.0/", want: [3]int{303, 403, 404}},
+	},
+	"GET /docs":        {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"GET /docs/page":   {{path: "/docs/page?path=Web/CSS/gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"GET /docs/compat": {{path: "/docs/compat?key=css.properties.gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"POST /warm":       {{path: "/warm", body: "specs=%40priv%2Fx%401.0.0", want: [3]int{401, 403, 303}}},
+	"GET /warm/:id":    {{path: "/warm/0123456789abcdef", want: [3]int{303, 404, 404}}},
 }
 
 // TestAccessOnEveryRoute walks every route the mirror registers × {no
