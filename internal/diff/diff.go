@@ -214,8 +214,25 @@ func binaryByExtension(p string) bool {
 	return binaryExtensions[ext[1:]]
 }
 
-// Finish turns the concatenated file texts into what npm prints: the
-// whole trimmed (JavaScript's trim), then one newline.
-func Finish(text string) string {
-	return jsTrim(text) + "\n"
+// Print turns consecutive file texts (FileDiff.Text) into what npm
+// prints for them: the start of the whole diff (first) trimmed of
+// JavaScript whitespace, its end (last) too and then ended with one
+// newline, every line passed through npm's output layer (print.go). The
+// Prints of a diff cut anywhere between files, concatenated, are the
+// Print of the whole.
+func Print(text string, first, last bool) string {
+	if first {
+		text = jsTrimLeft(text)
+	}
+	if last {
+		text = jsTrimRight(text)
+	}
+	out := printNpm(text)
+	if last {
+		out += "\n"
+	}
+	return out
 }
+
+// Finish is Print of a whole diff: exactly npm diff's standard output.
+func Finish(text string) string { return Print(text, true, true) }
