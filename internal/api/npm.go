@@ -16,6 +16,7 @@ import (
 //
 //	/v1/npm/{name}[@{spec}]/-/files[?glob=P&glob=!Q]  JSON file list
 //	/v1/npm/{name}[@{spec}]/{path}                    the raw file
+//	/v1/npm/{name}/-/diff?from=A&to=B                 npm diff's text (diff.go)
 //
 // {name} may be scoped: /v1/npm/@types/react@19/index.d.ts (or with the
 // scope's slash escaped as %2f).
@@ -26,6 +27,9 @@ func (s *Server) npm(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	if file == "-/diff" {
+		return s.diff(c, t)
+	}
 	if file == "-/files" || file == "" {
 		var res *explore.ListResult
 		if globs := c.QueryParams()["glob"]; len(globs) > 0 {

@@ -116,10 +116,26 @@ func (c *Client) Grep(ctx context.Context, r explore.GrepRequest) (*explore.Grep
 	err := c.call(ctx, explore.Request{
 		Action: "grep", PackageName: r.PackageName, Version: r.Version,
 		Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings, WholeWord: r.WholeWord,
-		Include: r.Include, Exclude: r.Exclude, ContextLines: r.ContextLines,
+		Include: r.Include, Exclude: r.Exclude, ContextLines: nonZero(r.ContextLines),
 		MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
 	}, &res)
 	return &res, err
+}
+
+// Diff answers a diff page, as the remote's diff.
+func (c *Client) Diff(ctx context.Context, r explore.Request) (*explore.DiffResult, error) {
+	var res explore.DiffResult
+	r.Action = "diff"
+	err := c.call(ctx, r, &res)
+	return &res, err
+}
+
+// nonZero is &n, nil for 0: grep's contextLines is left out when 0.
+func nonZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }
 
 // call posts body, the API's own request type (so the client cannot drift

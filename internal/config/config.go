@@ -89,6 +89,12 @@ type Config struct {
 	DefaultReadLimit, MaxReadLimit, MaxLineWidth int
 	MaxReadBytes                                 int
 
+	// Diff: a page of the diff action holds DiffAnswerBytes unless the
+	// request's maxBytes asks for up to MaxDiffAnswerBytes (the REST
+	// route's page size); one file's line diff stops after MaxDiffWork
+	// steps (about a second) and is shown without hunks.
+	DiffAnswerBytes, MaxDiffAnswerBytes, MaxDiffWork int
+
 	// Glob: patterns per request, bytes per pattern, brace groups per
 	// pattern and alternatives they may expand to.
 	MaxGlobPatterns, MaxGlobPatternBytes, MaxGlobBraceGroups, MaxGlobAlternatives int
@@ -277,6 +283,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxReadLimit, "max-read-limit", "most lines one read may ask for")
 	b.Int(&c.MaxLineWidth, "max-line-width", "bytes of a line a read shows before cutting it")
 	b.Int(&c.MaxReadBytes, "max-read-bytes", "most content bytes one read returns")
+	b.Int(&c.DiffAnswerBytes, "diff-answer-bytes", "bytes of one diff page unless the request's maxBytes says otherwise")
+	b.Int(&c.MaxDiffAnswerBytes, "max-diff-answer-bytes", "largest diff page a request may ask for, and the REST diff's page")
+	b.Int(&c.MaxDiffWork, "max-diff-work", "steps one file's line diff may take before it is shown without hunks")
 
 	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "most glob patterns per request")
 	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "longest glob pattern")
@@ -374,6 +383,12 @@ func (c Config) Validate() error {
 	positive("max-read-limit", int64(c.MaxReadLimit))
 	positive("max-line-width", int64(c.MaxLineWidth))
 	positive("max-read-bytes", int64(c.MaxReadBytes))
+	positive("diff-answer-bytes", int64(c.DiffAnswerBytes))
+	positive("max-diff-answer-bytes", int64(c.MaxDiffAnswerBytes))
+	positive("max-diff-work", int64(c.MaxDiffWork))
+	if c.DiffAnswerBytes > c.MaxDiffAnswerBytes {
+		errs = append(errs, fmt.Errorf("diff-answer-bytes (%d) must not exceed max-diff-answer-bytes (%d)", c.DiffAnswerBytes, c.MaxDiffAnswerBytes))
+	}
 	positive("max-glob-patterns", int64(c.MaxGlobPatterns))
 	positive("max-glob-pattern-bytes", int64(c.MaxGlobPatternBytes))
 	positive("max-glob-alternatives", int64(c.MaxGlobAlternatives))

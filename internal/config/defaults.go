@@ -56,6 +56,9 @@ func Default() Config {
 		MaxReadLimit:        ex.MaxReadLimit,
 		MaxLineWidth:        ex.MaxLineWidth,
 		MaxReadBytes:        ex.MaxReadBytes,
+		DiffAnswerBytes:     ex.DiffAnswerBytes,
+		MaxDiffAnswerBytes:  ex.MaxDiffAnswerBytes,
+		MaxDiffWork:         ex.DiffMaxWork,
 		MaxGlobPatterns:     ex.Glob.MaxPatterns,
 		MaxGlobPatternBytes: ex.Glob.MaxPatternBytes,
 		MaxGlobBraceGroups:  ex.Glob.MaxBraceGroups,
@@ -174,6 +177,7 @@ func (c Config) Explore() explore.Limits {
 	l := explore.DefaultLimits()
 	l.DefaultReadLimit, l.MaxReadLimit, l.MaxLineWidth, l.MaxReadBytes = c.DefaultReadLimit, c.MaxReadLimit, c.MaxLineWidth, c.MaxReadBytes
 	l.MaxMatches, l.MaxContextLines = c.MaxMatches, c.MaxContextLines
+	l.DiffAnswerBytes, l.MaxDiffAnswerBytes, l.DiffMaxWork = c.DiffAnswerBytes, c.MaxDiffAnswerBytes, c.MaxDiffWork
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

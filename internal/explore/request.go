@@ -13,7 +13,7 @@ import (
 // action reads the fields it needs and ignores the others. The jsonschema
 // tags are the property descriptions a model reads.
 type Request struct {
-	Action      string `json:"action" jsonschema:"What to do: 'list' every file path of the package; 'glob' the file paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern."`
+	Action      string `json:"action" jsonschema:"What to do: 'list' every file path of the package; 'glob' the file paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern; 'diff' what changed between versions from and to, as npm diff prints it."`
 	PackageName string `json:"packageName" jsonschema:"npm package name, e.g. 'react' or '@types/node'."`
 	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
 	// glob
@@ -28,11 +28,23 @@ type Request struct {
 	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
 	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
 	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
-	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files whose path matches one of these globs, e.g. ['**/*.d.ts']."`
+	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files whose path matches one of these globs, e.g. ['**/*.d.ts']. diff: only these paths, as npm diff's path arguments: a folder ('lib'), a file, or a glob ('*.d.ts' at any depth)."`
 	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep: skip files whose path matches one of these globs, e.g. ['**/*.min.js', '**/*.map']."`
-	ContextLines      int        `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C."`
+	ContextLines      *int       `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C (default 0). diff: lines of context around each change, like npm diff --diff-unified (default 3)."`
 	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines to return overall (the server has a default and a maximum)."`
 	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines to return per file."`
+	// diff
+	From           string `json:"from,omitempty" jsonschema:"diff: the old version (exact, range or dist-tag), like npm diff's first --diff."`
+	To             string `json:"to,omitempty" jsonschema:"diff: the new version (exact, range or dist-tag), like npm diff's second --diff."`
+	NameOnly       bool   `json:"nameOnly,omitempty" jsonschema:"diff: only the changed paths, like --diff-name-only."`
+	IgnoreAllSpace bool   `json:"ignoreAllSpace,omitempty" jsonschema:"diff: compare lines ignoring whitespace, like --diff-ignore-all-space."`
+	NoPrefix       bool   `json:"noPrefix,omitempty" jsonschema:"diff: no a/ and b/ before paths, like --diff-no-prefix."`
+	SrcPrefix      string `json:"srcPrefix,omitempty" jsonschema:"diff: prefix of old paths instead of a/, like --diff-src-prefix."`
+	DstPrefix      string `json:"dstPrefix,omitempty" jsonschema:"diff: prefix of new paths instead of b/, like --diff-dst-prefix."`
+	Text           bool   `json:"text,omitempty" jsonschema:"diff: show the lines of files npm deems binary by extension (npm 11 accepts --diff-text but ignores it)."`
+	// paging
+	MaxBytes int    `json:"maxBytes,omitempty" jsonschema:"Most bytes of the answer (diff: default 32 KiB; the server has a maximum). A longer answer is cut and its next continues it."`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"Where a cut answer stops: send the answer's next request as is, do not write a cursor yourself."`
 }
 
 // StringList accepts a JSON string or an array of strings: models often
@@ -58,7 +70,7 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 }
 
 // Actions are the values of Request.Action.
-var Actions = []string{"list", "glob", "read", "grep"}
+var Actions = []string{"list", "glob", "read", "grep", "diff"}
 
 // Explorer is the four actions. *Service answers them from the store;
 // internal/client forwards them to a remote pkgscope.
@@ -74,10 +86,14 @@ type Explorer interface {
 	// service's match caps; ErrGrepUnavailable when no search engine is
 	// wired.
 	Grep(ctx context.Context, r GrepRequest) (*GrepResult, error)
+	// Diff answers what changed between r.From and r.To of
+	// r.PackageName as npm diff prints it, one page per call (r.Cursor);
+	// a side that resolves to nothing is a *NotFoundError naming it.
+	Diff(ctx context.Context, r Request) (*DiffResult, error)
 }
 
 // Do runs r's action on ex. The result is a *ListResult (list, glob), a
-// *ReadResult or a *GrepResult.
+// *ReadResult, a *GrepResult or a *DiffResult.
 func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
 	t := Target{PackageName: r.PackageName, Version: r.Version}
 	switch r.Action {
@@ -90,11 +106,21 @@ func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
 	case "grep":
 		return ex.Grep(ctx, GrepRequest{
 			Target: t, Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
-			WholeWord: r.WholeWord, Include: r.Include, Exclude: r.Exclude, ContextLines: r.ContextLines,
+			WholeWord: r.WholeWord, Include: r.Include, Exclude: r.Exclude, ContextLines: deref(r.ContextLines),
 			MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
 		})
+	case "diff":
+		return ex.Diff(ctx, r)
 	case "":
-		return nil, &InputError{Field: "action", Err: errors.New(`missing: give "list", "glob", "read" or "grep"`)}
+		return nil, &InputError{Field: "action", Err: errors.New(`missing: give "list", "glob", "read", "grep" or "diff"`)}
 	}
-	return nil, &InputError{Field: "action", Err: fmt.Errorf("unknown action %q: use list, glob, read or grep", r.Action)}
+	return nil, &InputError{Field: "action", Err: fmt.Errorf("unknown action %q: use list, glob, read, grep or diff", r.Action)}
+}
+
+// deref is *p, 0 for nil: a count the caller may leave out.
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

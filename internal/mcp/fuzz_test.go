@@ -37,7 +37,7 @@ func FuzzDecodeArguments(f *testing.F) {
 		if !slices.Contains(Actions, in.Action) {
 			t.Fatalf("accepted action %q", in.Action)
 		}
-		if in.Offset < 0 || in.Limit < 0 || in.Column < 0 || in.ContextLines < 0 || in.MaxMatches < 0 || in.MaxMatchesPerFile < 0 {
+		if in.Offset < 0 || in.Limit < 0 || in.Column < 0 || (in.ContextLines != nil && *in.ContextLines < 0) || in.MaxMatches < 0 || in.MaxMatchesPerFile < 0 {
 			t.Fatalf("accepted a negative number: %+v", in)
 		}
 		b, err := json.Marshal(in)

@@ -84,7 +84,8 @@ func TestToolDefinition(t *testing.T) {
 			// Exactly the /v1/explore fields (internal/api/explore.go).
 			want := []string{"action", "packageName", "version", "patterns", "path", "offset", "limit", "column",
 				"pattern", "caseInsensitive", "fixedStrings", "wholeWord", "include", "exclude", "contextLines",
-				"maxMatches", "maxMatchesPerFile"}
+				"maxMatches", "maxMatchesPerFile", "from", "to", "nameOnly", "ignoreAllSpace", "noPrefix", "srcPrefix",
+				"dstPrefix", "text", "maxBytes", "cursor"}
 			var got []string
 			for k := range schema.Properties {
 				got = append(got, k)
@@ -100,7 +101,7 @@ func TestToolDefinition(t *testing.T) {
 			if schema.AdditionalProperties == nil || *schema.AdditionalProperties {
 				t.Errorf("additionalProperties = %v, want false (a misspelt field is an error, as in the API)", schema.AdditionalProperties)
 			}
-			if a := schema.Properties["action"]; !slices.Equal(a.Enum, []string{"list", "glob", "read", "grep"}) {
+			if a := schema.Properties["action"]; !slices.Equal(a.Enum, []string{"list", "glob", "read", "grep", "diff"}) {
 				t.Errorf("action enum = %v", a.Enum)
 			}
 			for name, p := range schema.Properties {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -166,4 +167,33 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// renderDiff prints a diff page as npm diff does, under a line that says
+// which versions were compared and how much changed on the page, and over
+// the request that continues a cut page.
+func renderDiff(r *explore.DiffResult, note string) string {
+	var b strings.Builder
+	added, removed := 0, 0
+	for _, f := range r.Files {
+		if f.Added != nil {
+			added += *f.Added
+			removed += *f.Removed
+		}
+	}
+	fmt.Fprintf(&b, "%s: %s changed", title(r.PackageName, r.From+" → "+r.To), plural(len(r.Files), "file"))
+	if added+removed > 0 {
+		fmt.Fprintf(&b, " (+%d -%d lines)", added, removed)
+	}
+	if r.Truncated {
+		b.WriteString(" on this page")
+	}
+	b.WriteString(withNote("", note))
+	b.WriteByte('\n')
+	b.WriteString(r.Diff)
+	if r.Next != nil {
+		next, _ := json.Marshal(r.Next)
+		fmt.Fprintf(&b, "\n[the diff goes on (cut by %s): call again with %s]", r.TruncatedBy, next)
+	}
+	return b.String()
 }

@@ -39,6 +39,12 @@ func inputSchema(projectAware bool) *jsonschema.Schema {
 	}
 	zero := 0.0
 	for _, p := range s.Properties {
+		// An optional count (*int, such as contextLines, whose absence
+		// means the action's default) is an integer to the caller: null
+		// is taken as absent anyway.
+		if len(p.Types) == 2 && p.Types[0] == "null" && p.Types[1] == "integer" {
+			p.Type, p.Types = "integer", nil
+		}
 		if p.Type == "integer" {
 			p.Minimum = &zero
 		}
@@ -68,6 +74,8 @@ func description(projectAware bool) string {
 		"something is defined or used; narrow it with include/exclude globs. " +
 		"'read' returns numbered lines of one file; page through long files with offset and limit, and through a " +
 		"minified line too long to show whole with offset plus column, as the cut marker says. " +
+		"'diff' shows what changed between two versions (from, to) exactly as npm diff prints it, with the changed files " +
+		"and their added/removed line counts; narrow it with include (npm diff's path arguments, e.g. ['*.d.ts']) or use nameOnly. " +
 		"version may be an exact version, a semver range or a dist-tag. " + version +
 		" Every answer names the exact version it read."
 }
@@ -138,6 +146,8 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 			text += fmt.Sprintf("\n[incomplete: %d files not searched (%s)]", res.FilesNotSearched, res.IncompleteReason)
 		}
 		return ok(res, fromSource(res.Source, text)), nil
+	case *explore.DiffResult:
+		return ok(res, renderDiff(res, note)), nil
 	}
 	return t.fail(fmt.Errorf("explore_npm: unexpected result %T", res), note), nil
 }

@@ -9,6 +9,7 @@ package difftest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,20 @@ func numbered(n int, changed map[int]string) string {
 	return b.String()
 }
 
+// big is a file whose diff is longer than a 4 KiB page, so that paging
+// cuts inside one file's text: every third of 300 lines changes.
+func big(rev int) string {
+	var b strings.Builder
+	for i := range 300 {
+		if i%3 == 0 {
+			fmt.Fprintf(&b, "export const value%d = %d; // rev %d\n", i, i*rev, rev)
+		} else {
+			fmt.Fprintf(&b, "export const value%d = %d;\n", i, i)
+		}
+	}
+	return b.String()
+}
+
 var png1 = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01one")
 var png2 = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02two")
 
@@ -84,6 +99,7 @@ func v1(version string) []tb.Entry {
 		file("invalid-utf8.txt", "ok\n\xff\xfe bytes\n\xe2\x82\n", 0o644),
 		file(".npmignore", "test/\n", 0o644),
 		file("unchanged.js", "module.exports = 1\n", 0o644),
+		file("big.js", big(0), 0o644),
 		file("secrets.js", "const id = '123e4567-e89b-12d3-a456-426614174000'\n"+
 			"const token = npm_abcdefghijklmnopqrstuvwxyz0123456789AB\n"+
 			"const url = https://user:hunter2@example.test/x\n"+
@@ -115,6 +131,7 @@ func v2(version string) []tb.Entry {
 		file(".npmignore", "test/\ncoverage/\n", 0o644),
 		file("unchanged.js", "module.exports = 1\n", 0o644),
 		file("docs/added.md", "new doc\n", 0o644),
+		file("big.js", big(1), 0o644),
 		file("secrets.js", "const id = '123e4567-e89b-12d3-a456-426614174001'\n"+
 			"const token = NPM_abcdefghijklmnopqrstuvwxyz0123456789AC\n"+
 			"const url = https://user:hunter3@example.test/x url=http://a:b@c HTTP://a:b@c\n"+
