@@ -7,10 +7,11 @@ package blobcodec
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // Codec identifies how a stored body is encoded. Its values are persisted
@@ -111,8 +112,8 @@ func (c *Coder) Encode(body []byte) (Codec, []byte) {
 }
 
 // ErrCorrupt reports a stored body that does not decode to its recorded
-// size.
-var ErrCorrupt = errors.New("blobcodec: corrupt body")
+// size. It is store.ErrCorruptBody.
+var ErrCorrupt = store.ErrCorruptBody
 
 // Decode returns the body stored as (codec, data) whose uncompressed size
 // is size. It returns an error wrapping ErrCorrupt when the data does not

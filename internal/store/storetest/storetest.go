@@ -14,8 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
 )
 
 // BlobCounter is implemented by stores that can count their distinct
@@ -35,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"NotFound", testNotFound},
+		{"BlobStream", testBlobStream},
 		{"PutCommitReadBack", testPutCommitReadBack},
 		{"FilesInByteOrder", testFilesInByteOrder},
 		{"EmptyVersion", testEmptyVersion},
@@ -219,6 +222,47 @@ func testNotFound(t *testing.T, s store.Store) {
 	}
 	if _, err := s.Blob(ctx, store.HashOf([]byte("never stored"))); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Blob of unknown hash: %v, want ErrNotFound", err)
+	}
+}
+
+// testBlobStream reads bodies back through OpenBlob: empty, small (kept
+// raw), larger than a stream chunk compressible (zstd) and not (raw), in
+// whole, in pieces and after seeks (iotest.TestReader), and an absent hash.
+func testBlobStream(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	random := make([]byte, blobcodec.StreamChunk*5/2)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	bodies := map[string][]byte{
+		"empty": {}, "small": []byte("export default 1;\n"),
+		"text": textBody(7, blobcodec.StreamChunk*3+123), "random": random,
+	}
+	var blobs []store.Blob
+	for _, b := range bodies {
+		blobs = append(blobs, store.Blob{Hash: store.HashOf(b), Data: b})
+	}
+	if err := s.PutBlobs(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range bodies {
+		t.Run(name, func(t *testing.T) {
+			st, err := s.OpenBlob(ctx, store.HashOf(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if st.Size() != int64(len(want)) {
+				t.Fatalf("Size = %d, want %d", st.Size(), len(want))
+			}
+			if err := iotest.TestReader(st, want); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if _, err := s.OpenBlob(ctx, store.HashOf([]byte("never stored"))); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("OpenBlob of unknown hash: %v, want ErrNotFound", err)
 	}
 }
 
