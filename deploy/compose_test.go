@@ -237,10 +237,24 @@ func checkSettingNames(t *testing.T, svc string, env map[string]string) {
 			t.Errorf("%s: environment variable %s is not a pkgscope or npm setting", svc, k)
 			continue
 		}
-		if strings.HasPrefix(k, "PKGSCOPE_") && !bytes.Contains(sources, []byte(`"`+k+`"`)) {
+		// Environment names are derived from flag names (config.Binder):
+		// PKGSCOPE_RATE_LIMIT_BURST is the flag "rate-limit-burst", and
+		// the indexer's PKGSCOPE_WARM_X its flag "x".
+		if rest, ok := strings.CutPrefix(k, config.EnvPrefix); ok && !registersFlag(sources, rest) {
 			t.Errorf("%s: %s is read by neither the mirror nor the indexer", svc, k)
 		}
 	}
+}
+
+// registersFlag reports whether sources register the flag an environment
+// name (without its PKGSCOPE_ prefix) is derived from.
+func registersFlag(sources []byte, env string) bool {
+	flag := func(s string) []byte { return []byte(`"` + strings.ToLower(strings.ReplaceAll(s, "_", "-")) + `"`) }
+	if bytes.Contains(sources, flag(env)) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(env, "WARM_")
+	return ok && bytes.Contains(sources, flag(rest))
 }
 
 func readNginx(t *testing.T) string {
