@@ -125,7 +125,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 		status = he.Code
 		body.Error.Code = httpCode(status)
 		body.Error.Message = fmt.Sprint(he.Message)
-		if status == http.StatusRequestEntityTooLarge {
+		if status == http.StatusRequestEntityTooLarge && body.Error.Message == http.StatusText(status) {
+			// Echo's body limit, which does not say which one.
 			body.Error.Message = "request body too large (setting max-body-bytes)"
 		}
 	case errors.As(err, &ur):

@@ -28,6 +28,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/metrics"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/redislock"
@@ -61,11 +62,13 @@ type App struct {
 	// --warm-in-process); with Postgres, `indexer worker` runs them.
 	Warm        *warm.Queue
 	warmStarted bool
-	grace       time.Duration // cfg.ShutdownTimeout, for Close
-	core        *Core
-	redis       *redisconn.Conn
-	searcher    *search.Searcher
-	handler     http.Handler
+	// Projects are registered lockfiles (POST /v1/projects).
+	Projects *project.Service
+	grace    time.Duration // cfg.ShutdownTimeout, for Close
+	core     *Core
+	redis    *redisconn.Conn
+	searcher *search.Searcher
+	handler  http.Handler
 }
 
 // New wires a mirror. getenv is os.Getenv outside tests; it feeds npm's
@@ -145,11 +148,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	a.Service = svc
 	a.WebDocs = newWebDocs(svc.Stored(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	e := api.New(svc, st, api.Options{
-		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm"},
+		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs,
 	})
 	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, lockfile.DefaultLimits())
-	wh.Register(e, middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10)+"B"))
+	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
+	wh.Register(e, warmBody)
+	// The project service checks access itself, for every package at once.
+	a.Projects = project.New(st, a.Warm, ropt.Access, cfg.Project())
+	project.NewHandlers(a.Projects).Register(e, warmBody)
 	a.mountWeb(e, svc, wh, ropt.Access)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is

@@ -30,6 +30,14 @@ type Config struct {
 	// POST /v1/warm, which carries a lockfile (a large monorepo's runs to
 	// tens of MB).
 	MaxBodyBytes, MaxWarmBodyBytes int64
+	// MaxProjectPackages caps the folders of a registered project's
+	// node_modules tree; MaxProjectLockfileBytes its lockfile; a project
+	// grep over packages not yet warm waits up to ProjectWait for them
+	// before answering from what is warm, with complete: false
+	// (project.Limits).
+	MaxProjectPackages      int
+	MaxProjectLockfileBytes int64
+	ProjectWait             time.Duration
 	// AllowedHosts are the Host names a mirror without tokens answers
 	// besides the loopback names; "*" allows any.
 	AllowedHosts []string
@@ -254,6 +262,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 
 	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "largest request body")
 	b.Bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "largest POST /v1/warm body (a lockfile)")
+	b.Int(&c.MaxProjectPackages, "max-project-packages", "most package folders a registered project may install")
+	b.Bytes(&c.MaxProjectLockfileBytes, "max-project-lockfile-bytes", "largest lockfile POST /v1/projects accepts")
+	b.Dur(&c.ProjectWait, "project-wait", "how long a project grep waits for packages not yet warm before answering with complete: false")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
@@ -374,6 +385,11 @@ func (c Config) Validate() error {
 	}
 	positive("max-body-bytes", c.MaxBodyBytes)
 	positive("max-warm-body-bytes", c.MaxWarmBodyBytes)
+	positive("max-project-packages", int64(c.MaxProjectPackages))
+	positive("max-project-lockfile-bytes", c.MaxProjectLockfileBytes)
+	if c.ProjectWait < 0 {
+		errs = append(errs, fmt.Errorf("project-wait must not be negative, got %s", c.ProjectWait))
+	}
 	positive("max-tarball-bytes", c.MaxTarballBytes)
 	positive("max-unpacked-bytes", c.MaxUnpackedBytes)
 	positive("max-files", int64(c.MaxFiles))

@@ -10,6 +10,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -26,18 +27,23 @@ func Default() Config {
 	jc, jf := jsdelivr.DefaultConfig(), jsdelivr.DefaultFallbackOptions()
 	rc, co := redisconn.DefaultOptions(), cache.DefaultOptions()
 	wv, wl, mdn := webdocs.DefaultVersions(), webdocs.DefaultLimits(), webdocs.DefaultMDNOptions()
+	pl := project.DefaultLimits()
 	return Config{
-		Addr:              "127.0.0.1:7878",
-		DataDir:           defaultDataDir(),
-		MaxBodyBytes:      1 << 20,
-		MaxWarmBodyBytes:  64 << 20,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      6 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ShutdownTimeout:   30 * time.Second,
-		FillTimeout:       5 * time.Minute,
-		FailedRetryAfter:  fill.DefaultFailedRetryAfter,
+		Addr:             "127.0.0.1:7878",
+		DataDir:          defaultDataDir(),
+		MaxBodyBytes:     1 << 20,
+		MaxWarmBodyBytes: 64 << 20,
+
+		MaxProjectPackages:      pl.MaxPackages,
+		MaxProjectLockfileBytes: pl.MaxLockfileBytes,
+		ProjectWait:             pl.Wait,
+		ReadHeaderTimeout:       10 * time.Second,
+		ReadTimeout:             30 * time.Second,
+		WriteTimeout:            6 * time.Minute,
+		IdleTimeout:             2 * time.Minute,
+		ShutdownTimeout:         30 * time.Second,
+		FillTimeout:             5 * time.Minute,
+		FailedRetryAfter:        fill.DefaultFailedRetryAfter,
 
 		PackumentTTL:     up.PackumentTTL,
 		PackumentRefetch: up.MinRefetchInterval,
@@ -123,6 +129,11 @@ func Default() Config {
 // The one mapping from settings to each package's options: each starts
 // from the package's defaults (the settings' defaults came from there, see
 // Default) and sets what the mirror makes configurable.
+
+// Project returns the project limits.
+func (c Config) Project() project.Limits {
+	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait}
+}
 
 // Upstream is the registry client's configuration; the caller names itself
 // in UserAgent.

@@ -246,6 +246,7 @@ type Store interface {
 	IndexStore
 	Catalog
 	Maintenance
+	ProjectStore
 	// Close releases the store's connections.
 	Close() error
 }

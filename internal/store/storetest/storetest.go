@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"IndexRecord", testIndexRecord},
 		{"Catalog", testCatalog},
 		{"Maintenance", testMaintenance},
+		{"Project", testProject},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

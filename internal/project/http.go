@@ -1,0 +1,93 @@
+package project
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Handlers serve project registration over HTTP:
+//
+//	POST /v1/projects {"lockfile":{"name":"package-lock.json","content":"…"},"packageJson":"…"}
+//	  → 201 (202 when already registered: 200) {"id":"…","status":"/v1/projects/…",…}
+//	GET /v1/projects/{id} → 200 Status
+//
+// Errors: a lockfile that does not parse is 400 with the line; a lockfile
+// over max-project-lockfile-bytes 413 and a tree over
+// max-project-packages 422, both naming the setting; an unknown id 404; a
+// project holding a package the caller's token may not read 403 naming it.
+type Handlers struct {
+	svc *Service
+}
+
+// NewHandlers returns the handlers over svc.
+func NewHandlers(svc *Service) *Handlers {
+	return &Handlers{svc: svc}
+}
+
+// Register mounts the routes on e; mw wraps the POST (its own body limit:
+// a lockfile is larger than the API's other bodies).
+func (h *Handlers) Register(e *echo.Echo, mw ...echo.MiddlewareFunc) {
+	e.POST("/v1/projects", h.post, mw...)
+	e.GET("/v1/projects/:id", h.get)
+}
+
+func (h *Handlers) post(c echo.Context) error {
+	var u Upload
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil {
+		var he *echo.HTTPError // the body limit
+		if errors.As(err, &he) {
+			return he
+		}
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "the body is over the limit (setting max-warm-body-bytes)")
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, "decoding the body: "+err.Error())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return echo.NewHTTPError(http.StatusBadRequest, "the body holds more than one JSON value")
+	}
+	reg, err := h.svc.Register(c.Request().Context(), u)
+	if err != nil {
+		return h.httpError(err)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, reg.Status)
+	status := http.StatusCreated
+	if reg.Existing {
+		status = http.StatusOK
+	}
+	return c.JSON(status, reg)
+}
+
+func (h *Handlers) get(c echo.Context) error {
+	st, err := h.svc.Status(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return h.httpError(err)
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// httpError maps the service's errors to statuses; others pass to the
+// API's error handler.
+func (h *Handlers) httpError(err error) error {
+	var le *LimitError
+	switch {
+	case errors.As(err, &le) && le.Bytes:
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
+	case errors.As(err, &le):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+	case errors.Is(err, ErrBadInput):
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	case errors.Is(err, ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	// The access check's refusal (explore.ForbiddenError, 403) and store
+	// failures (503) are mapped by the API's one error handler.
+	return err
+}

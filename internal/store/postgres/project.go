@@ -1,0 +1,42 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// PutProject implements store.ProjectStore.
+func (s *Store) PutProject(ctx context.Context, p store.Project) error {
+	tree, err := json.Marshal(p.Packages)
+	if err != nil {
+		return fmt.Errorf("postgres: put project %s: %w", p.ID, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
+	_, err = s.pool.Exec(ctx, `INSERT INTO projects (id, format, packages, tree)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`, p.ID, p.Format, len(p.Packages), string(tree))
+	if err != nil {
+		return fmt.Errorf("postgres: put project %s: %w", p.ID, interpretError(err))
+	}
+	return nil
+}
+
+// Project implements store.ProjectStore.
+func (s *Store) Project(ctx context.Context, id string) (store.Project, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	p := store.Project{ID: id}
+	var tree string
+	err := s.pool.QueryRow(ctx, `SELECT format, tree, created_at FROM projects WHERE id = $1`, id).
+		Scan(&p.Format, &tree, &p.CreatedAt)
+	if err != nil {
+		return store.Project{}, fmt.Errorf("postgres: project %s: %w", id, interpretError(err))
+	}
+	if err := json.Unmarshal([]byte(tree), &p.Packages); err != nil {
+		return store.Project{}, fmt.Errorf("postgres: project %s: stored tree: %w", id, err)
+	}
+	return p, nil
+}
