@@ -10,9 +10,10 @@
 // and integrity check (upstream) → unpack and store (ingest) → commit, and
 // index then builds the search index of what fetch committed (in the
 // background for the mirror, Options.Index). The lock (Options.Lock, Redis
-// in production; lock.go) is optional. The jsDelivr fallback is not a link:
-// it answers from the CDN in explore when this chain fails or is slow, and
-// never writes to the store.
+// in production; lock.go) is optional. The jsDelivr fallback is not a link
+// of this chain but of the read chain in front of it (explore.New): it
+// answers from the CDN when this chain fails or is slow, and never writes
+// to the store.
 package fill
 
 import (
