@@ -50,29 +50,14 @@ func (s *Server) npm(c echo.Context) error {
 	return serveFile(c, "X-Pkgscope-Version", o.Version, f, body, spec.Kind == npmspec.Version)
 }
 
-// splitNPMPath splits "name@spec/path" (name possibly "@scope/name").
+// splitNPMPath splits "name@spec/path" (name possibly "@scope/name") with
+// npmspec.SplitPath.
 func splitNPMPath(rest string) (explore.Target, string, error) {
-	var nameSpec, file string
-	segs := strings.SplitN(rest, "/", 3)
-	if strings.HasPrefix(rest, "@") {
-		if len(segs) < 2 {
-			return explore.Target{}, "", inputErr("url", "a scoped name needs /v1/npm/@scope/name[@version]/...")
-		}
-		nameSpec = segs[0] + "/" + segs[1]
-		if len(segs) == 3 {
-			file = segs[2]
-		}
-	} else {
-		nameSpec, file, _ = strings.Cut(rest, "/")
+	r, file, err := npmspec.SplitPath(rest)
+	if err != nil {
+		return explore.Target{}, "", inputErr("url", err.Error()+": /v1/npm/{name}[@{version}]/-/files or /v1/npm/{name}[@{version}]/{path}")
 	}
-	name, spec := nameSpec, ""
-	if i := strings.LastIndex(nameSpec, "@"); i > 0 {
-		name, spec = nameSpec[:i], nameSpec[i+1:]
-	}
-	if name == "" {
-		return explore.Target{}, "", inputErr("url", "missing package name: /v1/npm/{name}[@{version}]/-/files")
-	}
-	return explore.Target{PackageName: name, Version: spec}, file, nil
+	return explore.Target{PackageName: r.Name, Version: r.Spec}, file, nil
 }
 
 // contentType names what a package file is. Text gets a charset; script

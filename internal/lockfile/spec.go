@@ -4,21 +4,16 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/semver"
 )
 
-// splitNameAt splits "name@rest" at the "@" that ends the name: the first
-// one after the first byte, so that "@scope/pkg@1.0.0" gives "@scope/pkg"
-// and "1.0.0". ok is false when there is no such "@" or the name is empty.
+// splitNameAt splits "name@rest" at the "@" that ends the name
+// (npmspec.SplitNameSpec), so that "@scope/pkg@1.0.0" gives "@scope/pkg"
+// and "1.0.0". ok is false when there is no such "@".
 func splitNameAt(s string) (name, rest string, ok bool) {
-	if len(s) < 2 {
-		return "", "", false
-	}
-	i := strings.IndexByte(s[1:], '@')
-	if i < 0 {
-		return "", "", false
-	}
-	return s[:i+1], s[i+2:], true
+	r, ok := npmspec.SplitNameSpec(s)
+	return r.Name, r.Spec, ok
 }
 
 // isVersion reports whether v is an exact version, as lockfiles write

@@ -31,25 +31,19 @@ func SplitPath(s string) (Ref, string, error) {
 		}
 	}
 	var nameSpec, path string
-	from := 1 // where the version's "@" may start: after a scope's slash
 	if strings.HasPrefix(s, "@") {
 		segs := strings.SplitN(s, "/", 3)
 		if len(segs) < 2 || segs[1] == "" {
 			return Ref{}, "", errors.New("a scoped name needs a name after the scope: @scope/name[@version]")
 		}
 		nameSpec = segs[0] + "/" + segs[1]
-		from = len(segs[0]) + 2
 		if len(segs) == 3 {
 			path = segs[2]
 		}
 	} else {
 		nameSpec, path, _ = strings.Cut(s, "/")
 	}
-	r := Ref{Name: nameSpec}
-	if i := strings.IndexByte(nameSpec[min(from, len(nameSpec)):], '@'); i >= 0 {
-		i += min(from, len(nameSpec))
-		r.Name, r.Spec = nameSpec[:i], nameSpec[i+1:]
-	}
+	r, _ := SplitNameSpec(nameSpec)
 	if r.Name == "" || r.Name == "@" || strings.HasSuffix(r.Name, "/") {
 		return Ref{}, "", errors.New("missing package name: give name[@version]")
 	}
@@ -57,4 +51,25 @@ func SplitPath(s string) (Ref, string, error) {
 		return r, "", nil
 	}
 	return r, path, nil
+}
+
+// SplitNameSpec splits "name@spec" as npm install and lockfiles write it,
+// at the first "@" after the name's first character, the name starting
+// after a scope's slash: "@types/react@^19" is "@types/react" and "^19",
+// "foo@npm:bar@1" is "foo" and "npm:bar@1", "@s/x@github:u/r" is "@s/x"
+// and "github:u/r". ok is false when there is no such "@"; then Name is s
+// and Spec "". Nothing is validated (ValidateName, ParseSpec do that).
+func SplitNameSpec(s string) (r Ref, ok bool) {
+	from := 1
+	if strings.HasPrefix(s, "@") {
+		if slash := strings.IndexByte(s, '/'); slash > 0 {
+			from = slash + 2
+		}
+	}
+	if from < len(s) {
+		if i := strings.IndexByte(s[from:], '@'); i >= 0 {
+			return Ref{Name: s[:from+i], Spec: s[from+i+1:]}, true
+		}
+	}
+	return Ref{Name: s}, false
 }

@@ -66,3 +66,51 @@ func FuzzSplitPath(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitNameSpec(t *testing.T) {
+	for _, tc := range []struct {
+		in, name, spec string
+		ok             bool
+	}{
+		{"react", "react", "", false},
+		{"react@19", "react", "19", true},
+		{"react@", "react", "", true},
+		{"@types/react", "@types/react", "", false},
+		{"@types/react@^19", "@types/react", "^19", true},
+		{"foo@npm:bar@1", "foo", "npm:bar@1", true},
+		{"@s/x@github:user/repo", "@s/x", "github:user/repo", true},
+		{"@scope@1", "@scope", "1", true},
+		{"@", "@", "", false},
+		{"", "", "", false},
+	} {
+		r, ok := SplitNameSpec(tc.in)
+		if r.Name != tc.name || r.Spec != tc.spec || ok != tc.ok {
+			t.Errorf("SplitNameSpec(%q) = %+v, %v; want %q, %q, %v", tc.in, r, ok, tc.name, tc.spec, tc.ok)
+		}
+	}
+}
+
+// FuzzSplitNameSpec checks that SplitNameSpec never panics, that name and
+// spec join back to the input, and that the name holds no "@" after its
+// first character (past a scope's slash): splitting the name again finds
+// no spec.
+func FuzzSplitNameSpec(f *testing.F) {
+	for _, s := range []string{"react", "react@19", "@types/react@^19", "foo@npm:bar@1", "@s/x@github:u/r", "@", "@/@", "@a/", "a@"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, ok := SplitNameSpec(s)
+		joined := r.Name
+		if ok {
+			joined += "@" + r.Spec
+		}
+		if joined != s || (!ok && r.Spec != "") {
+			t.Fatalf("SplitNameSpec(%q) = %+v, %v; joins to %q", s, r, ok, joined)
+		}
+		if ok {
+			if again, ok2 := SplitNameSpec(r.Name); ok2 || again.Name != r.Name {
+				t.Fatalf("SplitNameSpec(%q) = %+v, but its name splits again: %+v", s, r, again)
+			}
+		}
+	})
+}

@@ -1,6 +1,10 @@
 package warm
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+)
 
 // ParseSpecArg splits what a user types to name a package, as npm install
 // takes it: "react", "react@19", "@types/react@^19", "lodash@latest". An
@@ -8,19 +12,9 @@ import "strings"
 // "" (latest) when none is given. Name and spec are validated when the
 // request is submitted, not here.
 func ParseSpecArg(arg string) Want {
-	name, spec := splitAt(arg)
-	if rest, ok := strings.CutPrefix(spec, "npm:"); ok {
-		name, spec = splitAt(rest)
+	r, _ := npmspec.SplitNameSpec(arg)
+	if rest, ok := strings.CutPrefix(r.Spec, "npm:"); ok {
+		r, _ = npmspec.SplitNameSpec(rest)
 	}
-	return Want{Name: name, Spec: spec}
-}
-
-// splitAt splits at the first @ after the first byte (a scope's @ is the
-// first byte).
-func splitAt(s string) (name, spec string) {
-	if i := strings.IndexByte(s[min(1, len(s)):], '@'); i >= 0 {
-		i += min(1, len(s))
-		return s[:i], s[i+1:]
-	}
-	return s, ""
+	return Want{Name: r.Name, Spec: r.Spec}
 }

@@ -44,7 +44,7 @@ func FuzzParseSpecArg(f *testing.F) {
 			return
 		}
 		joined := w.Name
-		if w.Spec != "" || strings.HasSuffix(in, "@") && len(in) > 1 {
+		if w.Name != in { // split at an "@"
 			joined += "@" + w.Spec
 		}
 		if joined != in {
