@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,7 +60,13 @@ type Options struct {
 	// keeps one row small for both databases while a 250 MB index is
 	// only ~60 rows.
 	ChunkBytes int
-	Build      index.BuildLimits
+	// ScanFirst answers the first grep of a version that has no index
+	// yet from a scan index (the text and block tables without postings,
+	// built in about a tenth of the time: every query scans all text, with
+	// the same answers) while the full index builds in the background and
+	// then replaces it. Off, the first grep waits for the full build.
+	ScanFirst bool
+	Build     index.BuildLimits
 	Search     index.SearchLimits
 	Logger     *slog.Logger
 	// Observe, when set, is told how long each index build took (reading
@@ -70,7 +77,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults for dir.
 func DefaultOptions(dir string) Options {
-	return Options{Dir: dir, MaxOpen: 64, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 10 << 30,
+	return Options{Dir: dir, MaxOpen: 64, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 10 << 30, ScanFirst: true,
 		Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
 }
 
@@ -106,6 +113,7 @@ var errClosed = errors.New("search: closed")
 type entry struct {
 	key     string
 	ix      *index.Index
+	scan    bool // a scan index, replaced when the full one is ready
 	refs    int
 	evicted bool
 	elem    *list.Element
@@ -176,15 +184,61 @@ func (s *Searcher) Search(ctx context.Context, name, version string, q index.Que
 	return e.ix.Search(ctx, q, s.opt.Search)
 }
 
-// Ensure makes sure name@version has an index in the store and on this
-// node, building it if needed, and returns its statistics.
+// Ensure makes sure name@version has its full index in the store and on
+// this node, building it if needed, and returns its statistics.
 func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stats, error) {
-	e, err := s.acquire(ctx, name, version)
+	k := key(name, version)
+	if e := s.lookup(k); e != nil {
+		defer s.release(e)
+		if !e.scan {
+			return e.ix.Stats(), nil
+		}
+	}
+	st, err := s.detached(ctx, "full\x00"+k, func(lctx context.Context) (*index.Index, bool, error) {
+		ix, err := s.loadFull(lctx, name, version)
+		return ix, false, err
+	})
 	if err != nil {
 		return index.Stats{}, err
 	}
-	defer s.release(e)
-	return e.ix.Stats(), nil
+	return st, nil
+}
+
+// detached runs load once per sk however many callers, detached from
+// ctx (one caller giving up does not fail the others; Close cancels it
+// and waits for it), inserts the index it returns and returns its stats.
+func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Context) (*index.Index, bool, error)) (index.Stats, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed { // a load cancelled by Close may still be leaving the group
+		return index.Stats{}, errClosed
+	}
+	ch := s.group.DoChan(sk, func() (any, error) {
+		if !s.startLoad() {
+			return nil, errClosed
+		}
+		defer s.loads.Done()
+		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		defer stop()
+		defer context.AfterFunc(s.bgCtx, stop)()
+		ix, scan, err := load(lctx)
+		if err != nil {
+			return nil, err
+		}
+		st := ix.Stats()
+		s.insert(strings.TrimPrefix(sk, "full\x00"), ix, scan)
+		return st, nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return index.Stats{}, r.Err
+		}
+		return r.Val.(index.Stats), nil
+	case <-ctx.Done():
+		return index.Stats{}, ctx.Err()
+	}
 }
 
 // Close cancels and waits for the builds and loads in flight (they use the
@@ -213,38 +267,18 @@ func (s *Searcher) Close() error {
 
 func key(name, version string) string { return name + "@" + version }
 
-// acquire returns the open index of name@version with a reference held.
+// acquire returns the open index of name@version with a reference held:
+// the full index, or while it builds, a scan index.
 func (s *Searcher) acquire(ctx context.Context, name, version string) (*entry, error) {
 	k := key(name, version)
 	for {
 		if e := s.lookup(k); e != nil {
 			return e, nil
 		}
-		// One load per version however many callers; it runs detached so
-		// one caller giving up does not fail the others.
-		// Close cancels it and waits for it.
-		ch := s.group.DoChan(k, func() (any, error) {
-			if !s.startLoad() {
-				return nil, errClosed
-			}
-			defer s.loads.Done()
-			lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-			defer stop()
-			defer context.AfterFunc(s.bgCtx, stop)()
-			ix, err := s.load(lctx, name, version)
-			if err != nil {
-				return nil, err
-			}
-			s.insert(k, ix)
-			return nil, nil
-		})
-		select {
-		case r := <-ch:
-			if r.Err != nil {
-				return nil, r.Err
-			}
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if _, err := s.detached(ctx, k, func(lctx context.Context) (*index.Index, bool, error) {
+			return s.load(lctx, name, version)
+		}); err != nil {
+			return nil, err
 		}
 		// Loop: the inserted entry may already have been evicted by a
 		// burst of other versions; then it is loaded again.
@@ -274,14 +308,25 @@ func (s *Searcher) lookup(k string) *entry {
 	return e
 }
 
-func (s *Searcher) insert(k string, ix *index.Index) {
+// insert opens ix as name@version's index. A full index replaces a scan
+// index (which closes once its searches end); otherwise an index already
+// open stays and ix is closed.
+func (s *Searcher) insert(k string, ix *index.Index, scan bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.open[k]; old != nil || s.closed { // the first cannot happen under singleflight; be safe
-		_ = ix.Close()
-		return
+	if old := s.open[k]; old != nil || s.closed {
+		if s.closed || !old.scan || scan {
+			_ = ix.Close()
+			return
+		}
+		s.lru.Remove(old.elem)
+		delete(s.open, k)
+		old.evicted = true
+		if old.refs == 0 {
+			_ = old.ix.Close()
+		}
 	}
-	e := &entry{key: k, ix: ix}
+	e := &entry{key: k, ix: ix, scan: scan}
 	e.elem = s.lru.PushFront(e)
 	s.open[k] = e
 	for s.lru.Len() > s.opt.MaxOpen {
@@ -311,8 +356,51 @@ func (s *Searcher) localPath(name, version string) string {
 }
 
 // load opens the index from local disk, else fetches it from the store,
-// else builds it from the stored files and stores it.
-func (s *Searcher) load(ctx context.Context, name, version string) (*index.Index, error) {
+// else builds it. With ScanFirst that build is a scan index (reported by
+// scan), and the full build goes on in the background.
+func (s *Searcher) load(ctx context.Context, name, version string) (ix *index.Index, scan bool, err error) {
+	if ix, err = s.stored(ctx, name, version); ix != nil || err != nil {
+		return ix, false, err
+	}
+	if !s.opt.ScanFirst {
+		ix, err = s.buildFull(ctx, name, version)
+		return ix, false, err
+	}
+	if ix, err = s.buildScan(ctx, name, version); err != nil {
+		return nil, false, err
+	}
+	s.background(name, version)
+	return ix, true, nil
+}
+
+// loadFull is load without the scan index.
+func (s *Searcher) loadFull(ctx context.Context, name, version string) (*index.Index, error) {
+	ix, err := s.stored(ctx, name, version)
+	if ix != nil || err != nil {
+		return ix, err
+	}
+	return s.buildFull(ctx, name, version)
+}
+
+// background builds name@version's full index detached, unless closed.
+func (s *Searcher) background(name, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		if _, err := s.Ensure(s.bgCtx, name, version); err != nil && s.bgCtx.Err() == nil {
+			s.log.Error("indexing after a scan", "package", name, "version", version, "err", err)
+		}
+	}()
+}
+
+// stored opens the full index from local disk, else from the store. It
+// returns nil, nil when neither has one.
+func (s *Searcher) stored(ctx context.Context, name, version string) (*index.Index, error) {
 	if s.opt.Dir != "" {
 		path := s.localPath(name, version)
 		ix, err := index.Open(path)
@@ -337,11 +425,16 @@ func (s *Searcher) load(ctx context.Context, name, version string) (*index.Index
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("looking up the index of %s@%s: %w", name, version, err)
 	}
+	return nil, nil
+}
+
+// buildFull builds the full index, stores it and publishes it here.
+func (s *Searcher) buildFull(ctx context.Context, name, version string) (*index.Index, error) {
 	start := time.Now()
 	if err := s.builds.Acquire(ctx, 1); err != nil {
 		return nil, fmt.Errorf("waiting to index %s@%s: %w", name, version, err)
 	}
-	sp, stats, err := s.build(ctx, name, version)
+	sp, stats, err := s.build(ctx, name, version, s.opt.Build)
 	s.builds.Release(1)
 	if s.opt.Observe != nil {
 		s.opt.Observe(time.Since(start), err)
@@ -355,6 +448,28 @@ func (s *Searcher) load(ctx context.Context, name, version string) (*index.Index
 		s.log.Error("storing a built index", "package", name, "version", version, "err", err)
 	}
 	return s.publish(name, version, sp)
+}
+
+// buildScan builds a scan index: text and tables, no postings. It is
+// neither stored nor kept on disk (its file is unlinked once mapped).
+func (s *Searcher) buildScan(ctx context.Context, name, version string) (*index.Index, error) {
+	lim := s.opt.Build
+	lim.MaxIndexedBytes = 0
+	sp, _, err := s.build(ctx, name, version, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.discard()
+	if sp.f != nil {
+		if ix, err := index.Open(sp.f.Name()); err == nil {
+			return ix, nil // discard unlinks the file; the mapping keeps it
+		}
+	}
+	data, err := sp.bytes()
+	if err != nil {
+		return nil, err
+	}
+	return index.OpenBytes(data)
 }
 
 // TooLargeError answers a grep of a version whose index would exceed
@@ -393,7 +508,7 @@ func (s *Searcher) fetch(ctx context.Context, name, version string, rec store.In
 // build builds name@version's index from its stored files into a spool.
 // Each distinct body is read from the store once, when the build reaches
 // it, and dropped once written.
-func (s *Searcher) build(ctx context.Context, name, version string) (*spool, index.Stats, error) {
+func (s *Searcher) build(ctx context.Context, name, version string, lim index.BuildLimits) (*spool, index.Stats, error) {
 	files, err := s.st.Files(ctx, name, version)
 	if err != nil {
 		return nil, index.Stats{}, fmt.Errorf("listing %s@%s to index it: %w", name, version, err)
@@ -409,7 +524,7 @@ func (s *Searcher) build(ctx context.Context, name, version string) (*spool, ind
 		}}
 	}
 	sp := s.newSpool()
-	stats, err := index.Build(sp, docs, s.opt.Build)
+	stats, err := index.Build(sp, docs, lim)
 	if err != nil {
 		sp.discard()
 		if errors.Is(err, index.ErrTooLarge) {

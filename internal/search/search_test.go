@@ -84,6 +84,7 @@ func newSearcher(t *testing.T, st Store, dir string, maxOpen int) *Searcher {
 	t.Helper()
 	opt := DefaultOptions(dir)
 	opt.MaxOpen, opt.ChunkBytes = maxOpen, 64 // tiny chunks: an index spans several blobs
+	opt.ScanFirst = false                     // these tests count full builds; scan_test.go covers ScanFirst
 	s, err := New(st, opt)
 	if err != nil {
 		t.Fatal(err)
