@@ -534,7 +534,11 @@ func (s *Searcher) build(ctx context.Context, name, version string, lim index.Bu
 		}
 		return nil, index.Stats{}, fmt.Errorf("indexing %s@%s: %w", name, version, err)
 	}
-	s.log.Info("indexed", "package", name, "version", version, "files", stats.Files, "contents", stats.Contents,
+	what := "indexed"
+	if lim.MaxIndexedBytes == 0 {
+		what = "scan index built"
+	}
+	s.log.Info(what, "package", name, "version", version, "files", stats.Files, "contents", stats.Contents,
 		"text_bytes", stats.TextBytes, "coverage", stats.Coverage, "index_bytes", stats.IndexBytes)
 	return sp, stats, nil
 }
