@@ -135,7 +135,7 @@ type unpacker struct {
 	// is gunzipped, untarred and hashed (on next@16.4.6 that overlaps
 	// about half of the ingest's CPU). At most two batches are held.
 	writing chan error
-	seen       map[store.Hash]bool // written or in batch: each body goes once
+	seen    map[store.Hash]bool // written or in batch: each body goes once
 
 	skipped      []Skipped
 	skippedCount int

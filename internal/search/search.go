@@ -67,8 +67,8 @@ type Options struct {
 	// then replaces it. Off, the first grep waits for the full build.
 	ScanFirst bool
 	Build     index.BuildLimits
-	Search     index.SearchLimits
-	Logger     *slog.Logger
+	Search    index.SearchLimits
+	Logger    *slog.Logger
 	// Observe, when set, is told how long each index build took (reading
 	// the stored files and building; not loading an index already built)
 	// and how it ended. The mirror's metrics use it.
