@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pkgscope/pkgscope/internal/closest"
 	"sort"
 	"strings"
 	"unicode"
@@ -157,7 +158,7 @@ func (d *dataset) suggestKeys(k string, max int) string {
 			continue
 		}
 		lkey := strings.ToLower(key)
-		dist := levenshtein(lk, lkey, len(lk)/2+2)
+		dist := closest.Distance(lk, lkey, len(lk)/2+2)
 		switch {
 		case strings.HasPrefix(lkey, lk):
 			// What was asked, completed ("api.ResizeObs"): as good as a
@@ -191,41 +192,4 @@ func (d *dataset) suggestKeys(k string, max int) string {
 		return " (search for the feature by name to find its key)"
 	}
 	return "; closest valid keys: " + strings.Join(out, ", ")
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// levenshtein returns the edit distance of a and b, or bound+1 as soon as
-// it must exceed bound.
-func levenshtein(a, b string, bound int) int {
-	if abs(len(a)-len(b)) > bound {
-		return bound + 1
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin > bound {
-			return bound + 1
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

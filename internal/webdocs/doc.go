@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pkgscope/pkgscope/internal/closest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -316,7 +317,7 @@ func (d *dataset) suggestPaths(slug string, lim Limits) string {
 	type cand struct{ page, dist int }
 	var cands []cand
 	for i := range d.inv.pages {
-		if dist := levenshtein(ls, strings.ToLower(d.inv.pages[i].Slug), bound); dist <= bound {
+		if dist := closest.Distance(ls, strings.ToLower(d.inv.pages[i].Slug), bound); dist <= bound {
 			cands = append(cands, cand{i, dist})
 		}
 	}

@@ -83,24 +83,6 @@ func TestTokenize(t *testing.T) {
 	}
 }
 
-func TestLevenshtein(t *testing.T) {
-	for _, tc := range []struct {
-		a, b        string
-		bound, want int
-	}{
-		{"kitten", "sitting", 10, 3},
-		{"api.resizeobserverr", "api.resizeobserver", 5, 1},
-		{"", "abc", 5, 3},
-		{"abc", "abc", 0, 0},
-		{"abcdef", "uvwxyz", 2, 3}, // gives up past the bound
-		{"a", "abcdefgh", 3, 4},
-	} {
-		if got := levenshtein(tc.a, tc.b, tc.bound); got != tc.want {
-			t.Errorf("levenshtein(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.bound, got, tc.want)
-		}
-	}
-}
-
 func TestValidKey(t *testing.T) {
 	for k, want := range map[string]bool{
 		"api.ResizeObserver": true, "css.properties.-webkit-box-reflect": true, "javascript.builtins.Array.@@iterator": true,
