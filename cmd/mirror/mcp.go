@@ -65,7 +65,6 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	token := fs.String("token", "", "bearer token for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
 	project := fs.String("project", getenv("PKGSCOPE_PROJECT"), "project whose lockfile and package.json choose the default version (default: the working directory) ($PKGSCOPE_PROJECT)")
 	lim := mcp.DefaultLimits()
-	fs.IntVar(&lim.MaxListEntries, "max-list-entries", lim.MaxListEntries, "most paths one list or glob answer shows")
 	maxManifest := fs.Int64("max-manifest-bytes", mcp.DefaultMaxManifestBytes, "largest project package.json read, in bytes")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), mcpUsage)

@@ -14,7 +14,7 @@ func TestSplitArgs(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.String("remote", "", "")
 	fs.String("project", "", "")
-	fs.Int("max-list-entries", 0, "")
+	fs.Int64("max-manifest-bytes", 0, "")
 	cases := []struct {
 		args       string
 		own, store string
@@ -23,7 +23,7 @@ func TestSplitArgs(t *testing.T) {
 		{"--project /p", "--project /p", ""},
 		{"--project=/p --data-dir /d", "--project=/p", "--data-dir /d"},
 		{"--data-dir=/d -remote http://x --max-read-limit 5", "-remote http://x", "--data-dir=/d --max-read-limit 5"},
-		{"--max-list-entries 3 --database-url postgres://x", "--max-list-entries 3", "--database-url postgres://x"},
+		{"--max-manifest-bytes 3 --database-url postgres://x", "--max-manifest-bytes 3", "--database-url postgres://x"},
 		{"-h", "-h", ""},
 		{"--project /p stray --remote x", "--project /p", "stray --remote x"},
 	}

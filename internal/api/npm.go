@@ -31,12 +31,7 @@ func (s *Server) npm(c echo.Context) error {
 		return s.diff(c, t)
 	}
 	if file == "-/files" || file == "" {
-		var res *explore.ListResult
-		if globs := c.QueryParams()["glob"]; len(globs) > 0 {
-			res, err = s.svc.Glob(ctx, t, globs)
-		} else {
-			res, err = s.svc.List(ctx, t)
-		}
+		res, err := s.svc.FileList(ctx, t, c.QueryParams()["glob"])
 		if err != nil {
 			return err
 		}

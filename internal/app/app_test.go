@@ -101,9 +101,24 @@ func (m *mirror) get(path string) (*http.Response, []byte) {
 }
 
 type listResult struct {
-	PackageName string   `json:"packageName"`
-	Version     string   `json:"version"`
-	Files       []string `json:"files"`
+	PackageName string `json:"packageName"`
+	Version     string `json:"version"`
+	TotalFiles  int    `json:"totalFiles"`
+	Entries     []struct {
+		Path string `json:"path"`
+		Type string `json:"type"`
+	} `json:"entries"`
+}
+
+// files are the paths of the file entries.
+func (l listResult) files() []string {
+	var out []string
+	for _, e := range l.Entries {
+		if e.Type == "file" {
+			out = append(out, e.Path)
+		}
+	}
+	return out
 }
 
 type readResult struct {
@@ -158,8 +173,8 @@ func TestListResolvesRangesAndTags(t *testing.T) {
 				t.Errorf("list icons@%q = %d %s, want version %s", tc.spec, status, body, tc.want)
 				continue
 			}
-			if strings.Join(res.Files, ",") != "dist/v.txt,package.json" {
-				t.Errorf("files = %q", res.Files)
+			if strings.Join(res.files(), ",") != "dist/v.txt,package.json" {
+				t.Errorf("files = %q", res.files())
 			}
 		}
 	})
@@ -177,7 +192,7 @@ func TestScopedPackageWithOwnTopFolder(t *testing.T) {
 		if status, body := m.explore(`{"action":"list","packageName":"@types/react","version":"19"}`, &res); status != 200 {
 			t.Fatalf("%d %s", status, body)
 		}
-		if got := strings.Join(res.Files, ","); got != "README.md,index.d.ts,package.json" {
+		if got := strings.Join(res.files(), ","); got != "README.md,index.d.ts,package.json" {
 			t.Fatalf("files = %s (byte order, top folder stripped)", got)
 		}
 		resp, body := m.get("/v1/npm/@types/react@19/index.d.ts")
@@ -204,11 +219,11 @@ func TestGlob(t *testing.T) {
 	}))
 	var res listResult
 	status, body := m.explore(`{"action":"glob","packageName":"lib","patterns":["dist/**/*.d.ts","!dist/esm/**"]}`, &res)
-	if status != 200 || strings.Join(res.Files, ",") != "dist/a.d.ts" {
+	if status != 200 || strings.Join(res.files(), ",") != "dist/a.d.ts" {
 		t.Fatalf("glob = %d %s", status, body)
 	}
 	status, body = m.explore(`{"action":"glob","packageName":"lib","patterns":"*.md"}`, &res)
-	if status != 200 || strings.Join(res.Files, ",") != "README.md" {
+	if status != 200 || strings.Join(res.files(), ",") != "README.md" {
 		t.Fatalf("glob with a single string = %d %s", status, body)
 	}
 	resp, body := m.get("/v1/npm/lib@1.0.0/-/files?glob=src/**")

@@ -60,11 +60,12 @@ func TestGrep(t *testing.T) {
 		if status, body := m.explore(`{"action":"grep","packageName":"icons","pattern":"ArrowLeft"}`, &g); status != 200 {
 			t.Fatalf("%d %s", status, body)
 		}
-		want := "README.md:1:Use ArrowLeft.\nREADME.md:2:no newline ArrowLeft\ncrlf.js:2:const ArrowLeftish = 2;\r\ndist/icons.d.ts:1:export declare const ArrowLeft: Icon;\n"
-		if got := g.lines(); !strings.HasPrefix(got, want) || len(g.Matches) != 5 {
+		// Declarations first, then sources, bundles, docs.
+		want := "dist/icons.d.ts:1:export declare const ArrowLeft: Icon;\ncrlf.js:2:const ArrowLeftish = 2;\r\n"
+		if got := g.lines(); !strings.HasPrefix(got, want) || len(g.Matches) != 5 || !strings.HasSuffix(got, "README.md:1:Use ArrowLeft.\nREADME.md:2:no newline ArrowLeft\n") {
 			t.Fatalf("grep ArrowLeft =\n%s\nwant first\n%s", got, want)
 		}
-		long := g.Matches[4]
+		long := g.Matches[2]
 		if long.File != "dist/index.min.js" || long.Line != 1 || long.Column != 40001+len("function ") ||
 			!strings.Contains(long.Text, "function ArrowLeft()") || len(long.Text) > 600 || long.LineBytes != 40000+30+20000 {
 			t.Errorf("match in the minified line = %+v (want a window around column %d)", long, 40001+len("function "))

@@ -37,15 +37,15 @@ func publishBoth(m *mirror, fj *fakejsdelivr.Server, name, version string, tgz [
 }
 
 type fallbackAnswer struct {
-	Source           string   `json:"source"`
-	Version          string   `json:"version"`
-	Files            []string `json:"files"`
-	Content          string   `json:"content"`
-	Binary           bool     `json:"binary"`
-	Complete         *bool    `json:"complete"`
-	IncompleteReason string   `json:"incompleteReason"`
-	FilesNotSearched int      `json:"filesNotSearched"`
-	FilesSearched    int      `json:"filesSearched"`
+	Source  string `json:"source"`
+	Version string `json:"version"`
+	listResult
+	Content          string `json:"content"`
+	Binary           bool   `json:"binary"`
+	Complete         *bool  `json:"complete"`
+	IncompleteReason string `json:"incompleteReason"`
+	FilesNotSearched int    `json:"filesNotSearched"`
+	FilesSearched    int    `json:"filesSearched"`
 	Matches          []struct {
 		File string `json:"file"`
 		Line int    `json:"line"`
@@ -65,12 +65,12 @@ func TestRegistryFailingJSDelivrAnswers(t *testing.T) {
 		if status, body := m.explore(`{"action":"list","packageName":"icons","version":"^1"}`, &a); status != 200 {
 			t.Fatalf("list: %d %s", status, body)
 		}
-		if a.Source != "jsdelivr" || a.Version != "1.0.0" || strings.Join(a.Files, ",") != "README.md,crlf.js,dist/icons.d.ts,dist/index.min.js,logo.png" {
+		if a.Source != "jsdelivr" || a.Version != "1.0.0" || strings.Join(a.files(), ",") != "README.md,crlf.js,dist/icons.d.ts,dist/index.min.js,logo.png" {
 			t.Errorf("list = %+v", a)
 		}
 		a = fallbackAnswer{}
 		m.explore(`{"action":"glob","packageName":"icons","version":"1.0.0","patterns":["**/*.d.ts"]}`, &a)
-		if a.Source != "jsdelivr" || strings.Join(a.Files, ",") != "dist/icons.d.ts" {
+		if a.Source != "jsdelivr" || strings.Join(a.files(), ",") != "dist/icons.d.ts" {
 			t.Errorf("glob = %+v", a)
 		}
 		a = fallbackAnswer{}
@@ -106,7 +106,7 @@ func TestRegistryFailingJSDelivrAnswers(t *testing.T) {
 		m.reg.Fail("icons", 0, "")
 		a = fallbackAnswer{}
 		m.explore(`{"action":"list","packageName":"icons","version":"1.0.0"}`, &a)
-		if a.Source != "" || len(a.Files) != 5 {
+		if a.Source != "" || len(a.files()) != 5 {
 			t.Errorf("after recovery = %+v, want the store's answer", a)
 		}
 	})
@@ -181,7 +181,7 @@ func TestBothFailing(t *testing.T) {
 	m.reg.Fail("down", 0, "")
 	fj.Fail(0)
 	var a fallbackAnswer
-	if status, body := m.explore(`{"action":"list","packageName":"down"}`, &a); status != 200 || a.Source != "" || len(a.Files) != 1 {
+	if status, body := m.explore(`{"action":"list","packageName":"down"}`, &a); status != 200 || a.Source != "" || len(a.files()) != 1 {
 		t.Errorf("after recovery: %d %s", status, body)
 	}
 }
@@ -217,7 +217,7 @@ func TestColdBudget(t *testing.T) {
 	if status, body := m.explore(`{"action":"list","packageName":"big","version":"2.0.0"}`, &a); status != 200 {
 		t.Fatalf("cold list: %d %s", status, body)
 	}
-	if a.Source != "jsdelivr" || strings.Join(a.Files, ",") != "index.js,package.json" {
+	if a.Source != "jsdelivr" || strings.Join(a.files(), ",") != "index.js,package.json" {
 		t.Errorf("cold list = %+v, want jsDelivr's answer", a)
 	}
 	release()

@@ -28,14 +28,14 @@ func TestLiveRegistry(t *testing.T) {
 	m := &mirror{t: t, srv: srv}
 
 	var l listResult
-	if status, body := m.explore(`{"action":"list","packageName":"lucide-react","version":"^1.0.0"}`, &l); status != 200 {
+	if status, body := m.explore(`{"action":"glob","packageName":"lucide-react","version":"^1.0.0","patterns":"**","maxBytes":1048576}`, &l); status != 200 {
 		t.Fatalf("list lucide-react: %d %s", status, body)
 	}
-	if !strings.HasPrefix(l.Version, "1.") || !slices.Contains(l.Files, "package.json") || len(l.Files) < 1000 {
-		t.Errorf("lucide-react@^1: version %s, %d files", l.Version, len(l.Files))
+	if !strings.HasPrefix(l.Version, "1.") || !slices.Contains(l.files(), "package.json") || len(l.files()) < 1000 {
+		t.Errorf("lucide-react@^1: version %s, %d files", l.Version, len(l.files()))
 	}
 	// @types/* tarballs use the package's own name as their top folder.
-	if status, body := m.explore(`{"action":"list","packageName":"@types/react","version":"19"}`, &l); status != 200 || !slices.Contains(l.Files, "index.d.ts") {
+	if status, body := m.explore(`{"action":"list","packageName":"@types/react","version":"19"}`, &l); status != 200 || !slices.Contains(l.files(), "index.d.ts") {
 		t.Errorf("list @types/react@19: %d %s", status, body)
 	}
 	var r readResult

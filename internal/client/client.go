@@ -84,42 +84,33 @@ func New(baseURL string, opt Options) (*Client, error) {
 // Endpoint is the URL requests are posted to.
 func (c *Client) Endpoint() string { return c.endpoint }
 
-// List returns every file path of the version, as the remote's list.
-func (c *Client) List(ctx context.Context, t explore.Target) (*explore.ListResult, error) {
+// List answers the remote's list of r.
+func (c *Client) List(ctx context.Context, r explore.Request) (*explore.ListResult, error) {
 	var res explore.ListResult
-	err := c.call(ctx, explore.Request{Action: "list", PackageName: t.PackageName, Version: t.Version}, &res)
-	return &res, err
+	r.Action = "list"
+	return &res, c.call(ctx, r, &res)
 }
 
-// Glob returns the paths patterns select, as the remote's glob.
-func (c *Client) Glob(ctx context.Context, t explore.Target, patterns []string) (*explore.ListResult, error) {
+// Glob answers the remote's glob of r. Empty patterns are passed on as
+// they are: the remote answers that they are missing.
+func (c *Client) Glob(ctx context.Context, r explore.Request) (*explore.ListResult, error) {
 	var res explore.ListResult
-	// A nil slice would be left out and the server would answer that
-	// patterns is missing, which is the right answer: pass it on as is.
-	err := c.call(ctx, explore.Request{Action: "glob", PackageName: t.PackageName, Version: t.Version, Patterns: patterns}, &res)
-	return &res, err
+	r.Action = "glob"
+	return &res, c.call(ctx, r, &res)
 }
 
-// Read returns lines of one file, as the remote's read.
-func (c *Client) Read(ctx context.Context, r explore.ReadRequest) (*explore.ReadResult, error) {
+// Read answers the remote's read of r.
+func (c *Client) Read(ctx context.Context, r explore.Request) (*explore.ReadResult, error) {
 	var res explore.ReadResult
-	err := c.call(ctx, explore.Request{
-		Action: "read", PackageName: r.PackageName, Version: r.Version,
-		Path: r.Path, Offset: r.Offset, Limit: r.Limit, Column: r.Column,
-	}, &res)
-	return &res, err
+	r.Action = "read"
+	return &res, c.call(ctx, r, &res)
 }
 
-// Grep searches a version's files, as the remote's grep.
-func (c *Client) Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error) {
+// Grep answers the remote's grep of r.
+func (c *Client) Grep(ctx context.Context, r explore.Request) (*explore.GrepResult, error) {
 	var res explore.GrepResult
-	err := c.call(ctx, explore.Request{
-		Action: "grep", PackageName: r.PackageName, Version: r.Version,
-		Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings, WholeWord: r.WholeWord,
-		Include: r.Include, Exclude: r.Exclude, ContextLines: nonZero(r.ContextLines),
-		MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
-	}, &res)
-	return &res, err
+	r.Action = "grep"
+	return &res, c.call(ctx, r, &res)
 }
 
 // Diff answers a diff page, as the remote's diff.
@@ -128,14 +119,6 @@ func (c *Client) Diff(ctx context.Context, r explore.Request) (*explore.DiffResu
 	r.Action = "diff"
 	err := c.call(ctx, r, &res)
 	return &res, err
-}
-
-// nonZero is &n, nil for 0: grep's contextLines is left out when 0.
-func nonZero(n int) *int {
-	if n == 0 {
-		return nil
-	}
-	return &n
 }
 
 // call posts body, the API's own request type (so the client cannot drift

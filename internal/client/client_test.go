@@ -76,7 +76,7 @@ func TestSameAnswersAsLocal(t *testing.T) {
 	ctx := t.Context()
 	svc := r.app.Service
 	for _, v := range []string{"", "1.0.0", "^1.0.0 <1.1"} {
-		tg := explore.Target{PackageName: "lib", Version: v}
+		tg := explore.Request{PackageName: "lib", Version: v}
 		want, err := svc.List(ctx, tg)
 		if err != nil {
 			t.Fatal(err)
@@ -86,16 +86,16 @@ func TestSameAnswersAsLocal(t *testing.T) {
 			t.Errorf("list %q = %+v, %v; want %+v", v, got, err, want)
 		}
 	}
-	tg := explore.Target{PackageName: "lib", Version: "1.0.0"}
-	wantL, _ := svc.Glob(ctx, tg, []string{"**/*.ts", "*.js"})
-	gotL, err := c.Glob(ctx, tg, []string{"**/*.ts", "*.js"})
-	if err != nil || !reflect.DeepEqual(gotL, wantL) || len(gotL.Files) != 2 {
+	tg := explore.Request{PackageName: "lib", Version: "1.0.0", Patterns: []string{"**/*.ts", "*.js"}}
+	wantL, _ := svc.Glob(ctx, tg)
+	gotL, err := c.Glob(ctx, tg)
+	if err != nil || !reflect.DeepEqual(gotL, wantL) || len(gotL.Entries) != 2 {
 		t.Errorf("glob = %+v, %v; want %+v", gotL, err, wantL)
 	}
-	for _, rr := range []explore.ReadRequest{
-		{Target: tg, Path: "a.txt"},
-		{Target: tg, Path: "a.txt", Offset: 2, Limit: 1},
-		{Target: tg, Path: "x <&> y.js", Offset: 1, Column: 3},
+	for _, rr := range []explore.Request{
+		{PackageName: "lib", Version: "1.0.0", Path: "a.txt"},
+		{PackageName: "lib", Version: "1.0.0", Path: "a.txt", Offset: 2, Limit: 1},
+		{PackageName: "lib", Version: "1.0.0", Path: "x <&> y.js", Offset: 1, Column: 3},
 	} {
 		want, err := svc.Read(ctx, rr)
 		if err != nil {
@@ -121,19 +121,19 @@ func TestRemoteErrorsKeepTheirClass(t *testing.T) {
 		code   string
 		msg    string
 	}{
-		{"no package", func() error { _, err := c.List(ctx, explore.Target{PackageName: "nope"}); return err }, 404, "not_found", "nope"},
-		{"no version", func() error { _, err := c.List(ctx, explore.Target{PackageName: "lib", Version: "^9"}); return err }, 404, "no_matching_version", "^9"},
-		{"bad name", func() error { _, err := c.List(ctx, explore.Target{PackageName: "../x"}); return err }, 400, "bad_request", "packageName"},
-		{"no patterns", func() error { _, err := c.Glob(ctx, explore.Target{PackageName: "lib"}, nil); return err }, 400, "bad_request", "patterns"},
+		{"no package", func() error { _, err := c.List(ctx, explore.Request{PackageName: "nope"}); return err }, 404, "not_found", "nope"},
+		{"no version", func() error { _, err := c.List(ctx, explore.Request{PackageName: "lib", Version: "^9"}); return err }, 404, "no_matching_version", "^9"},
+		{"bad name", func() error { _, err := c.List(ctx, explore.Request{PackageName: "../x"}); return err }, 400, "bad_request", "packageName"},
+		{"no patterns", func() error { _, err := c.Glob(ctx, explore.Request{PackageName: "lib"}); return err }, 400, "bad_request", "patterns"},
 		{"no file", func() error {
-			_, err := c.Read(ctx, explore.ReadRequest{Target: explore.Target{PackageName: "lib"}, Path: "b.txt"})
+			_, err := c.Read(ctx, explore.Request{PackageName: "lib", Path: "b.txt"})
 			return err
 		}, 404, "not_found", `"b.txt"`},
 		{"over limit", func() error {
-			_, err := c.Read(ctx, explore.ReadRequest{Target: explore.Target{PackageName: "lib"}, Path: "a.txt", Limit: 1 << 30})
+			_, err := c.Read(ctx, explore.Request{PackageName: "lib", Path: "a.txt", Limit: 1 << 30})
 			return err
 		}, 422, "limit_exceeded", "max-read-limit"},
-		{"upstream down", func() error { _, err := c.List(ctx, explore.Target{PackageName: "down"}); return err }, 503, "upstream_unavailable", "500"},
+		{"upstream down", func() error { _, err := c.List(ctx, explore.Request{PackageName: "down"}); return err }, 503, "upstream_unavailable", "500"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,8 +172,8 @@ func TestRequestFields(t *testing.T) {
 	if c.Endpoint() != srv.URL+"/base/v1/explore" {
 		t.Errorf("endpoint = %s", c.Endpoint())
 	}
-	res, err := c.Grep(t.Context(), explore.GrepRequest{
-		Target: explore.Target{PackageName: "lib", Version: "1"}, Pattern: "x", CaseInsensitive: true, FixedStrings: true,
+	res, err := c.Grep(t.Context(), explore.Request{
+		PackageName: "lib", Version: "1", Pattern: "x", CaseInsensitive: true, FixedStrings: true,
 		WholeWord: true, Include: []string{"a"}, Exclude: []string{"b"}, ContextLines: 2, MaxMatches: 3, MaxMatchesPerFile: 4,
 	})
 	if err != nil || res.FilesSearched != 3 || res.Version != "1.0.0" {
@@ -192,7 +192,7 @@ func TestRequestFields(t *testing.T) {
 	if h.Get("Authorization") != "Bearer t0k" || h.Get("Content-Type") != "application/json" {
 		t.Errorf("headers = %v", h)
 	}
-	if _, err := c.Read(t.Context(), explore.ReadRequest{Target: explore.Target{PackageName: "lib"}, Path: "a", Offset: 1, Limit: 2, Column: 3}); err != nil {
+	if _, err := c.Read(t.Context(), explore.Request{PackageName: "lib", Path: "a", Offset: 1, Limit: 2, Column: 3}); err != nil {
 		t.Fatal(err)
 	}
 	body, _ = <-bodies, <-headers
@@ -232,7 +232,7 @@ func TestAnswersThatAreNotPkgscope(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c := newClient(t, srv.URL+tc.path, client.Options{MaxResponseBytes: 1024})
-		_, err := c.List(t.Context(), explore.Target{PackageName: "lib"})
+		_, err := c.List(t.Context(), explore.Request{PackageName: "lib"})
 		var e *client.Error
 		if !errors.As(err, &e) || e.Code != client.CodeBadAnswer || e.Status != tc.status || !strings.Contains(e.Message, tc.msg) {
 			t.Errorf("%s: err = %#v", tc.path, err)
@@ -252,7 +252,7 @@ func TestUnreachable(t *testing.T) {
 	url := srv.URL
 	srv.Close() // nothing listens there now
 	c := newClient(t, url, client.Options{})
-	_, err := c.List(t.Context(), explore.Target{PackageName: "lib"})
+	_, err := c.List(t.Context(), explore.Request{PackageName: "lib"})
 	var e *client.Error
 	if !errors.As(err, &e) || e.Code != client.CodeUnreachable || !strings.Contains(e.Message, url) || e.Unwrap() == nil {
 		t.Fatalf("err = %#v", err)
@@ -272,7 +272,7 @@ func TestTimeoutIsATimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c := newClient(t, srv.URL, client.Options{Timeout: time.Millisecond})
-	_, err := c.List(t.Context(), explore.Target{PackageName: "lib"})
+	_, err := c.List(t.Context(), explore.Request{PackageName: "lib"})
 	if !errors.Is(err, context.DeadlineExceeded) || explore.Classify(err).Code != "timeout" {
 		t.Fatalf("err = %v, class %+v", err, explore.Classify(err))
 	}

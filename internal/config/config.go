@@ -103,6 +103,15 @@ type Config struct {
 	// steps (about a second) and is shown without hunks.
 	DiffAnswerBytes, MaxDiffAnswerBytes, MaxDiffWork int
 
+	// Answer budgets (internal/explore/page.go): an explore answer, JSON
+	// or MCP text, is at most AnswerBytes (list, glob, grep) or
+	// ReadAnswerBytes (read) unless the request's maxBytes asks for up to
+	// MaxAnswerBytes; a cut answer carries the request that continues it.
+	// GrepMatchesPerFile caps one file's matches on grep's first pass over
+	// the files (the rest comes on later pages).
+	AnswerBytes, ReadAnswerBytes, MaxAnswerBytes int
+	GrepMatchesPerFile                           int
+
 	// Glob: patterns per request, bytes per pattern, brace groups per
 	// pattern and alternatives they may expand to.
 	MaxGlobPatterns, MaxGlobPatternBytes, MaxGlobBraceGroups, MaxGlobAlternatives int
@@ -297,6 +306,10 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.DiffAnswerBytes, "diff-answer-bytes", "bytes of one diff page unless the request's maxBytes says otherwise")
 	b.Int(&c.MaxDiffAnswerBytes, "max-diff-answer-bytes", "largest diff page a request may ask for, and the REST diff's page")
 	b.Int(&c.MaxDiffWork, "max-diff-work", "steps one file's line diff may take before it is shown without hunks")
+	b.Int(&c.AnswerBytes, "answer-bytes", "bytes a list, glob or grep answer holds when the request gives no maxBytes")
+	b.Int(&c.ReadAnswerBytes, "read-answer-bytes", "bytes a read answer holds when the request gives no maxBytes")
+	b.Int(&c.MaxAnswerBytes, "max-answer-bytes", "largest maxBytes a request may ask for")
+	b.Int(&c.GrepMatchesPerFile, "grep-matches-per-file", "matches of one file on grep's first pass over the files, when maxMatchesPerFile is not given")
 
 	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "most glob patterns per request")
 	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "longest glob pattern")
@@ -404,6 +417,15 @@ func (c Config) Validate() error {
 	positive("max-diff-work", int64(c.MaxDiffWork))
 	if c.DiffAnswerBytes > c.MaxDiffAnswerBytes {
 		errs = append(errs, fmt.Errorf("diff-answer-bytes (%d) must not exceed max-diff-answer-bytes (%d)", c.DiffAnswerBytes, c.MaxDiffAnswerBytes))
+	}
+	positive("grep-matches-per-file", int64(c.GrepMatchesPerFile))
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"answer-bytes", c.AnswerBytes}, {"read-answer-bytes", c.ReadAnswerBytes}} {
+		if b.n < 4096 || b.n > c.MaxAnswerBytes {
+			errs = append(errs, fmt.Errorf("%s must be between 4096 and max-answer-bytes (%d), got %d", b.name, c.MaxAnswerBytes, b.n))
+		}
 	}
 	positive("max-glob-patterns", int64(c.MaxGlobPatterns))
 	positive("max-glob-pattern-bytes", int64(c.MaxGlobPatternBytes))

@@ -65,6 +65,10 @@ func Default() Config {
 		DiffAnswerBytes:     ex.DiffAnswerBytes,
 		MaxDiffAnswerBytes:  ex.MaxDiffAnswerBytes,
 		MaxDiffWork:         ex.DiffMaxWork,
+		AnswerBytes:         ex.AnswerBytes,
+		ReadAnswerBytes:     ex.ReadAnswerBytes,
+		MaxAnswerBytes:      ex.MaxAnswerBytes,
+		GrepMatchesPerFile:  ex.MatchesPerFile,
 		MaxGlobPatterns:     ex.Glob.MaxPatterns,
 		MaxGlobPatternBytes: ex.Glob.MaxPatternBytes,
 		MaxGlobBraceGroups:  ex.Glob.MaxBraceGroups,
@@ -189,6 +193,8 @@ func (c Config) Explore() explore.Limits {
 	l.DefaultReadLimit, l.MaxReadLimit, l.MaxLineWidth, l.MaxReadBytes = c.DefaultReadLimit, c.MaxReadLimit, c.MaxLineWidth, c.MaxReadBytes
 	l.MaxMatches, l.MaxContextLines = c.MaxMatches, c.MaxContextLines
 	l.DiffAnswerBytes, l.MaxDiffAnswerBytes, l.DiffMaxWork = c.DiffAnswerBytes, c.MaxDiffAnswerBytes, c.MaxDiffWork
+	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
+	l.MatchesPerFile = c.GrepMatchesPerFile
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

@@ -23,7 +23,6 @@ package explore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -60,6 +59,12 @@ type Limits struct {
 	// Diff: the default and largest page (bytes), and the most work one
 	// file's line diff may take (diff.Options.MaxWork).
 	DiffAnswerBytes, MaxDiffAnswerBytes, DiffMaxWork int
+	// Answer budgets (page.go): AnswerBytes for list, glob and grep,
+	// ReadAnswerBytes for read, MaxAnswerBytes the most maxBytes may ask.
+	AnswerBytes, ReadAnswerBytes, MaxAnswerBytes int
+	// MatchesPerFile is grep's default per-file cap on the first pass
+	// over the files in content mode (the rest comes on later pages).
+	MatchesPerFile int
 }
 
 // Options are what New composes the chain from.
@@ -81,7 +86,10 @@ type Options struct {
 	// Fallback, when set, adds the fallback link (Stored leaves it out).
 	Fallback        Fallback
 	FallbackOptions FallbackOptions
-	Limits          Limits
+	// Suggester names packages close to an unknown one (correct.go);
+	// nil leaves the correction to the name alone.
+	Suggester Suggester
+	Limits    Limits
 }
 
 // Service answers explore_npm actions over a Versions chain.
@@ -89,6 +97,7 @@ type Service struct {
 	pkgs     Versions
 	stored   *Service // access → core; s itself without a fallback
 	searcher Searcher
+	suggest  Suggester
 	lim      Limits
 }
 
@@ -104,10 +113,10 @@ func New(opt Options) *Service {
 		base = &access{next: base, allow: opt.Access}
 		full = &access{next: full, allow: opt.Access}
 	}
-	s := &Service{pkgs: full, searcher: opt.Searcher, lim: opt.Limits}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, lim: opt.Limits}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits}
 		s.stored.stored = s.stored
 	}
 	return s
@@ -212,50 +221,6 @@ func find(o *Opened, path string) (store.File, error) {
 		return store.File{}, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s (list or glob the package to see its files)", path, o.Name, o.Version)}
 	}
 	return o.Files[i], nil
-}
-
-// ListResult is the answer to list and glob.
-type ListResult struct {
-	PackageName string   `json:"packageName"`
-	Version     string   `json:"version"`
-	Files       []string `json:"files"`
-	// Source is "jsdelivr" when the registry could not serve the version
-	// (or not within the cold budget) and jsDelivr answered; omitted when
-	// the mirror's store answered.
-	Source string `json:"source,omitempty"`
-}
-
-// List returns every file path of the version, in byte order.
-func (s *Service) List(ctx context.Context, t Target) (*ListResult, error) {
-	return s.match(ctx, t, nil)
-}
-
-// Glob returns the paths that patterns select (OR-ed; "!p" excludes).
-func (s *Service) Glob(ctx context.Context, t Target, patterns []string) (*ListResult, error) {
-	if len(patterns) == 0 {
-		return nil, &InputError{Field: "patterns", Err: errors.New(`give at least one glob, e.g. ["dist/**/*.d.ts"]`)}
-	}
-	return s.match(ctx, t, patterns)
-}
-
-func (s *Service) match(ctx context.Context, t Target, patterns []string) (*ListResult, error) {
-	m, err := pathglob.Compile(patterns, s.lim.Glob)
-	if err != nil {
-		return nil, &InputError{Field: "patterns", Err: err}
-	}
-	o, err := s.Open(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	res := &ListResult{PackageName: o.Name, Version: o.Version, Files: []string{}, Source: o.Source}
-	files, err := pathglob.Select(ctx, m, o.Files, func(f store.File) string { return f.Path })
-	if err != nil {
-		return nil, fmt.Errorf("matching the paths of %s@%s: %w", o.Name, o.Version, err)
-	}
-	for _, f := range files {
-		res.Files = append(res.Files, f.Path)
-	}
-	return res, nil
 }
 
 // InputError is a request the caller must fix: the API answers 400.

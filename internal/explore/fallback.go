@@ -275,16 +275,3 @@ func (l *fallback) Search(ctx context.Context, o *Opened, q index.Query) (*Searc
 	}
 	return l.next.Search(ctx, stored, q)
 }
-
-// grepAnswer is the answer to a grep the chain ran; a fallback's says
-// where it came from and whether it is complete.
-func grepAnswer(sr *Searched) *GrepResult {
-	out := grepResult(sr.Version, sr.Result)
-	if o := sr.Version; o.Source != "" && o.Source != SourceRegistry {
-		out.Source = o.Source
-		complete := sr.Complete
-		out.Complete = &complete
-		out.IncompleteReason, out.FilesNotSearched = sr.Reason, sr.FilesNotSearched
-	}
-	return out
-}

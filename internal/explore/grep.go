@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
@@ -12,24 +15,6 @@ import (
 // Searcher runs a grep over one stored version (internal/search).
 type Searcher interface {
 	Search(ctx context.Context, name, version string, q index.Query) (index.Result, error)
-}
-
-// GrepRequest searches the contents of every text file of a version.
-type GrepRequest struct {
-	Target
-	// Pattern is an RE2 regular expression (a literal with FixedStrings).
-	Pattern         string `json:"pattern"`
-	CaseInsensitive bool   `json:"caseInsensitive,omitempty"`
-	FixedStrings    bool   `json:"fixedStrings,omitempty"`
-	WholeWord       bool   `json:"wholeWord,omitempty"`
-	// Include and Exclude are globs over file paths (doublestar syntax).
-	Include []string `json:"include,omitempty"`
-	Exclude []string `json:"exclude,omitempty"`
-	// ContextLines shows this many lines around each match, like grep -C.
-	ContextLines int `json:"contextLines,omitempty"`
-	// MaxMatches caps matching lines overall; MaxMatchesPerFile per file.
-	MaxMatches        int `json:"maxMatches,omitempty"`
-	MaxMatchesPerFile int `json:"maxMatchesPerFile,omitempty"`
 }
 
 // GrepMatch is one matching line.
@@ -54,21 +39,35 @@ type SkippedFile struct {
 	Reason string `json:"reason"`
 }
 
-// GrepResult is the answer to grep. Matches are ordered by file path, then
-// line. Truncated says a cap cut the result and TruncatedBy which one.
+// Values of Request.OutputMode, as agents' grep tools name them.
+const (
+	OutputContent          = "content"
+	OutputFilesWithMatches = "files_with_matches"
+	OutputCount            = "count"
+)
+
+// GrepFile is one file of a files_with_matches or count answer.
+type GrepFile struct {
+	Path string `json:"path"`
+	// Count is the file's matching lines (count mode).
+	Count int `json:"count,omitempty"`
+}
+
+// GrepResult is the answer to grep. Files come in relevance order (type
+// declarations first; see rank.go) unless sort is "path", then by line.
 type GrepResult struct {
-	PackageName   string        `json:"packageName"`
-	Version       string        `json:"version"`
-	Matches       []GrepMatch   `json:"matches"`
+	Answer
+	OutputMode string `json:"outputMode"`
+	// Matches are the matching lines (content mode); Files the files
+	// (files_with_matches and count modes).
+	Matches []GrepMatch `json:"matches,omitempty"`
+	Files   []GrepFile  `json:"files,omitempty"`
+	// FilesSearched counts the text files include/exclude select;
+	// FilesSkipped the binary ones, not searched (Skipped names the first
+	// few, on the first page).
 	FilesSearched int           `json:"filesSearched"`
 	FilesSkipped  int           `json:"filesSkipped"`
 	Skipped       []SkippedFile `json:"skipped,omitempty"`
-	Truncated     bool          `json:"truncated"`
-	TruncatedBy   string        `json:"truncatedBy,omitempty"`
-	// Source is "jsdelivr" when the registry could not serve the version
-	// and the grep ran over files fetched from jsDelivr's CDN; omitted when
-	// the store answered (then every text file was searched).
-	Source string `json:"source,omitempty"`
 	// Complete is set on jsDelivr answers: false when files the query
 	// selected were not searched (the fetch budget ran out or a fetch
 	// failed), with IncompleteReason naming the setting and
@@ -81,65 +80,433 @@ type GrepResult struct {
 // ErrGrepUnavailable is answered by a Service built without a Searcher.
 var ErrGrepUnavailable = errors.New("grep is not available on this mirror")
 
-// Grep searches every text file of a version through its trigram index.
-func (s *Service) Grep(ctx context.Context, r GrepRequest) (*GrepResult, error) {
+// maxSkippedListed is how many binary files a grep's first page names.
+const maxSkippedListed = 20
+
+// Grep searches the text files of a version through its trigram index, a
+// page at a time (page.go). Its matches are in one total order: pass, tier
+// (rank.go; one tier with sort "path"), path, line. Pass 0 holds the first
+// perFile matches of each file, pass 1 the rest, so a file with hundreds
+// of matches cannot fill the first page alone, and its rest still comes.
+func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
+	r.Action = "grep"
 	if s.searcher == nil {
 		return nil, ErrGrepUnavailable
 	}
 	if r.Pattern == "" {
 		return nil, &InputError{Field: "pattern", Err: errors.New("give a pattern (an RE2 regular expression, or a literal with fixedStrings)")}
 	}
-	if r.MaxMatches < 0 || r.MaxMatchesPerFile < 0 || r.ContextLines < 0 {
+	if r.MaxMatches < 0 || r.MaxMatchesPerFile < 0 || deref(r.ContextLines) < 0 {
 		return nil, &InputError{Field: "maxMatches", Err: errors.New("maxMatches, maxMatchesPerFile and contextLines must not be negative")}
 	}
 	if m := s.lim.MaxMatches; m > 0 && r.MaxMatches > m {
-		return nil, &LimitError{Setting: "max-matches", Msg: fmt.Sprintf("maxMatches %d is above the most one grep returns (%d); narrow the pattern or include/exclude", r.MaxMatches, m)}
+		return nil, &LimitError{Setting: "max-matches", Msg: fmt.Sprintf("maxMatches %d is above the most one page holds (%d); follow next for more", r.MaxMatches, m)}
 	}
-	if m := s.lim.MaxContextLines; m > 0 && r.ContextLines > m {
-		return nil, &LimitError{Setting: "max-context-lines", Msg: fmt.Sprintf("contextLines %d is above the most one grep shows (%d)", r.ContextLines, m)}
+	if m := s.lim.MaxContextLines; m > 0 && deref(r.ContextLines) > m {
+		return nil, &LimitError{Setting: "max-context-lines", Msg: fmt.Sprintf("contextLines %d is above the most one grep shows (%d)", deref(r.ContextLines), m)}
 	}
-	globs := append([]string(nil), r.Include...)
-	for _, x := range r.Exclude {
-		globs = append(globs, "!"+x)
+	mode := r.OutputMode
+	switch mode {
+	case "":
+		mode = OutputContent
+	case OutputContent, OutputFilesWithMatches, OutputCount:
+	default:
+		return nil, &InputError{Field: "outputMode", Err: fmt.Errorf("unknown %q: use content, files_with_matches or count", mode)}
 	}
-	m, err := pathglob.Compile(globs, s.lim.Glob)
+	if r.Sort != "" && r.Sort != "relevance" && r.Sort != "path" {
+		return nil, &InputError{Field: "sort", Err: fmt.Errorf("unknown %q: use relevance or path", r.Sort)}
+	}
+	cur, err := parseGrepCursor(r.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := grepFilter(r.Include, r.Exclude, s.lim.Glob)
+	if err != nil {
+		return nil, err
+	}
+	b, o, a, err := s.start(ctx, &r, false)
+	if err != nil {
+		return nil, err
+	}
+	g := &grepPage{s: s, r: r, b: b, o: o, sel: sel, mode: mode, cur: cur, ctx: ctx,
+		res: &GrepResult{Answer: a, OutputMode: mode}, tiers: map[string]int{}}
+	g.scope()
+	b.ReserveHeader(g.res.Answer, r)
+	g.perFile = map[string]int{OutputContent: r.MaxMatchesPerFile, OutputFilesWithMatches: 1, OutputCount: 0}[mode]
+	if mode == OutputContent && g.perFile == 0 {
+		g.perFile = s.lim.MatchesPerFile
+	}
+	if err := g.run(); err != nil {
+		if errors.Is(err, index.ErrBadPattern) && !r.FixedStrings {
+			return nil, fmt.Errorf("%w (to search for the text as written, set fixedStrings: true)", err)
+		}
+		return nil, err
+	}
+	if mode == OutputContent && g.res.Matches == nil {
+		g.res.Matches = []GrepMatch{}
+	}
+	return g.res, nil
+}
+
+// grepFilter compiles include and exclude as ripgrep reads -g: a glob
+// without a slash matches a file or folder name at any depth ("*.d.ts" is
+// "**/*.d.ts", "node_modules" every file below such a folder), one with a
+// slash the path from the package root.
+func grepFilter(include, exclude []string, lim pathglob.Limits) (func(string) bool, error) {
+	var globs []string
+	add := func(neg string, p string) {
+		p = strings.TrimPrefix(p, "./")
+		switch {
+		case strings.HasPrefix(p, "/"):
+			globs = append(globs, neg+p[1:], neg+p[1:]+"/**")
+		case strings.HasSuffix(p, "/") && !strings.Contains(strings.TrimSuffix(p, "/"), "/"):
+			globs = append(globs, neg+"**/"+p+"**")
+		case !strings.Contains(p, "/"):
+			globs = append(globs, neg+"**/"+p, neg+"**/"+p+"/**")
+		default:
+			globs = append(globs, neg+p, neg+strings.TrimSuffix(p, "/")+"/**")
+		}
+	}
+	for _, p := range include {
+		add("", p)
+	}
+	for _, p := range exclude {
+		add("!", p)
+	}
+	lim.MaxPatterns *= 2 // each glob is two patterns (the path, and what is below it)
+	m, err := pathglob.Compile(globs, lim)
 	if err != nil {
 		return nil, &InputError{Field: "include", Err: err}
 	}
-	o, err := s.Open(ctx, r.Target)
-	if err != nil {
-		return nil, err
+	if m.Empty() {
+		return func(string) bool { return true }, nil
 	}
-	q := index.Query{
-		Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings, WholeWord: r.WholeWord,
-		ContextLines: r.ContextLines, MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
-	}
-	if !m.Empty() {
-		q.Filter = m.Match
-	}
-	sr, err := s.pkgs.Search(ctx, o, q)
-	if err != nil {
-		return nil, err
-	}
-	return grepAnswer(sr), nil // fallback.go
+	return m.Match, nil
 }
 
-// grepResult turns an index result into the answer.
-func grepResult(o *Opened, res index.Result) *GrepResult {
-	out := &GrepResult{
-		PackageName: o.Name, Version: o.Version, Matches: make([]GrepMatch, len(res.Matches)),
-		FilesSearched: res.FilesSearched, FilesSkipped: res.FilesSkipped,
-		Truncated: res.Truncated, TruncatedBy: res.TruncatedBy,
-	}
-	for i, mt := range res.Matches {
-		gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text, Before: mt.Before, After: mt.After}
-		if mt.TextOffset > 0 || len(mt.Text) < mt.LineBytes {
-			gm.TextOffset, gm.LineBytes = mt.TextOffset, mt.LineBytes
-		}
-		out.Matches[i] = gm
-	}
-	for _, sk := range res.Skipped {
-		out.Skipped = append(out.Skipped, SkippedFile{Path: sk.Path, Reason: sk.Reason})
-	}
-	return out
+// grepCursor is where a grep page stopped: after line Line of File in
+// (Pass, Tier), Deferred saying pass 0 left matches for pass 1. Line
+// wholeFile means all of File was given.
+type grepCursor struct {
+	Pass, Tier int
+	Deferred   bool
+	File       string
+	Line       int
 }
+
+const wholeFile = math.MaxInt32
+
+func (c grepCursor) String() string {
+	d := 0
+	if c.Deferred {
+		d = 1
+	}
+	return fmt.Sprintf("g%d.%d.%d.%d:%s", c.Pass, c.Tier, d, c.Line, c.File)
+}
+
+func parseGrepCursor(s string) (grepCursor, error) {
+	if s == "" {
+		return grepCursor{}, nil
+	}
+	bad := &InputError{Field: "cursor", Err: errors.New("not a grep cursor: send the next request of a grep answer as it was given")}
+	head, file, ok := strings.Cut(strings.TrimPrefix(s, "g"), ":")
+	f := strings.Split(head, ".")
+	if !ok || !strings.HasPrefix(s, "g") || len(f) != 4 {
+		return grepCursor{}, bad
+	}
+	var n [4]int
+	for i, x := range f {
+		v, err := strconv.Atoi(x)
+		if err != nil || v < 0 {
+			return grepCursor{}, bad
+		}
+		n[i] = v
+	}
+	if n[0] > 1 || n[1] >= numTiers || n[2] > 1 {
+		return grepCursor{}, bad
+	}
+	return grepCursor{Pass: n[0], Tier: n[1], Deferred: n[2] == 1, Line: n[3], File: file}, nil
+}
+
+// grepPage builds one page of a grep.
+type grepPage struct {
+	s       *Service
+	ctx     context.Context
+	r       Request
+	b       *Budget
+	o       *Opened
+	sel     func(string) bool
+	mode    string
+	cur     grepCursor
+	perFile int
+	res     *GrepResult
+	tiers   map[string]int // selected text files' tiers
+	inTier  [numTiers]int
+	taken   int // matches on this page
+}
+
+// scope counts the files include/exclude select and ranks them. A
+// fallback's files are not ranked: its fetch budget is per search, so one
+// search in path order keeps it what it says; its listing cannot tell
+// binary files, so its counts are its search's (search).
+func (g *grepPage) scope() {
+	elsewhere := g.o.fromElsewhere()
+	for _, f := range g.o.Files {
+		if !g.sel(f.Path) {
+			continue
+		}
+		if elsewhere {
+			g.tiers[f.Path] = tierDeclaration
+			g.inTier[tierDeclaration]++
+			continue
+		}
+		if f.Binary {
+			g.res.FilesSkipped++
+			if g.r.Cursor == "" && len(g.res.Skipped) < maxSkippedListed {
+				g.res.Skipped = append(g.res.Skipped, SkippedFile{Path: f.Path, Reason: index.SkipBinary})
+			}
+			continue
+		}
+		g.res.FilesSearched++
+		t := tierDeclaration
+		if g.r.Sort != "path" {
+			t = fileTier(f.Path, f.Size)
+		}
+		g.tiers[f.Path] = t
+		g.inTier[t]++
+	}
+	if len(g.tiers)+g.res.FilesSkipped == 0 && len(g.r.Include)+len(g.r.Exclude) > 0 {
+		g.res.Note("include/exclude selected none of the %d files; a glob without '/' matches file names in any folder (e.g. '*.d.ts'), one with '/' the path from the package root (e.g. 'dist/**/*.js')", len(g.o.Files))
+	}
+}
+
+// search runs q through the chain: the index, or the fallback for a
+// version it answered (then the answer says so, with the fallback's own
+// counts, since its listing cannot tell binary files).
+func (g *grepPage) search(q index.Query) (index.Result, error) {
+	sr, err := g.s.pkgs.Search(g.ctx, g.o, q)
+	if err != nil {
+		return index.Result{}, err
+	}
+	g.o = sr.Version // the stored version, when a cold fallback answer gave way to the fill
+	g.res.Source = sr.Version.Source
+	if !sr.Version.fromElsewhere() {
+		return sr.Result, nil
+	}
+	g.res.FilesSearched, g.res.FilesSkipped = sr.Result.FilesSearched, sr.Result.FilesSkipped
+	if g.r.Cursor == "" {
+		g.res.Skipped = nil
+		for _, sk := range sr.Result.Skipped[:min(len(sr.Result.Skipped), maxSkippedListed)] {
+			g.res.Skipped = append(g.res.Skipped, SkippedFile{Path: sk.Path, Reason: sk.Reason})
+		}
+	}
+	complete := sr.Complete && (g.res.Complete == nil || *g.res.Complete)
+	g.res.Complete = &complete
+	if !sr.Complete {
+		g.res.IncompleteReason = sr.Reason
+		g.res.FilesNotSearched += sr.FilesNotSearched
+	}
+	return sr.Result, nil
+}
+
+// query is the index query for one (pass, tier) after file:line.
+func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) index.Query {
+	r := g.r
+	q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
+		WholeWord: r.WholeWord, MaxMatches: maxMatches}
+	if g.mode == OutputContent {
+		q.ContextLines = deref(r.ContextLines)
+	}
+	q.Filter = func(p string) bool {
+		t, ok := g.tiers[p]
+		switch {
+		case !ok || t != tier:
+			return false
+		case file == "":
+			return true
+		case line == wholeFile:
+			return p > file
+		}
+		return p >= file
+	}
+	if pass == 0 {
+		q.MaxMatchesPerFile = g.perFile
+	}
+	perFile := g.perFile
+	if (pass == 1 && perFile > 0) || (file != "" && line != wholeFile) {
+		q.Skip = func(p string, l, n int) bool {
+			return (pass == 1 && n <= perFile) || (p == file && l <= line)
+		}
+	}
+	return q
+}
+
+// callMatches bounds one index call: what the page can still hold.
+func (g *grepPage) callMatches() int {
+	n := g.b.Left()/48 + 1 // a match costs at least ~48 bytes of JSON
+	if g.mode == OutputCount {
+		n = 100_000
+	}
+	if g.r.MaxMatches > 0 {
+		n = min(n, g.r.MaxMatches-g.taken+1)
+	}
+	if m := g.s.lim.MaxMatches; m > 0 {
+		n = min(n, m)
+	}
+	return max(n, 1)
+}
+
+// run fills the page, in order from the cursor.
+func (g *grepPage) run() error {
+	c := g.cur
+	lastPass := 0
+	if g.mode == OutputContent && g.perFile > 0 {
+		lastPass = 1
+	}
+	deferred := c.Deferred
+	for pass := c.Pass; pass <= lastPass; pass++ {
+		if pass == 1 && !deferred {
+			break
+		}
+		tier0 := 0
+		if pass == c.Pass {
+			tier0 = c.Tier
+		}
+		for tier := tier0; tier < numTiers; tier++ {
+			if g.inTier[tier] == 0 {
+				continue
+			}
+			file, line := "", 0
+			if pass == c.Pass && tier == c.Tier {
+				file, line = c.File, c.Line
+			}
+			cut := func(why string) {
+				next := grepCursor{Pass: pass, Tier: tier, Deferred: deferred, File: file, Line: line}
+				g.res.Cut(why, continued(g.r, &g.res.Answer, next.String()))
+			}
+			for {
+				ir, err := g.search(g.query(pass, tier, file, line, g.callMatches()))
+				if err != nil {
+					return err
+				}
+				if pass == 0 && g.perFile > 0 && ir.Truncated {
+					deferred = true
+				}
+				var full string
+				if g.mode == OutputCount {
+					full, err = g.takeCounts(ir, &file, &line)
+				} else {
+					full = g.takeMatches(ir, &file, &line)
+				}
+				if full != "" {
+					cut(full)
+					return nil
+				}
+				switch ir.TruncatedBy {
+				case index.TruncTimeout:
+					cut(index.TruncTimeout)
+					return nil
+				case index.TruncMaxMatches, index.TruncOutputBytes:
+					continue // the call's own bound: go on after the last match
+				}
+				break
+			}
+		}
+		if pass == 0 && deferred && g.r.MaxMatchesPerFile > 0 && lastPass == 1 {
+			// An explicit per-file cap ends the page after the first pass:
+			// the caller asked for an overview; next brings the rest.
+			next := grepCursor{Pass: 1, Deferred: true}
+			g.res.Cut(index.TruncMaxMatchesPerFile, continued(g.r, &g.res.Answer, next.String()))
+			return nil
+		}
+	}
+	return nil
+}
+
+// takeMatches adds ir's matches (content) or files (files_with_matches)
+// while the page lasts, moving file:line past each; it returns why the
+// page is full, or "".
+func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string {
+	for _, mt := range ir.Matches {
+		if g.r.MaxMatches > 0 && g.taken == g.r.MaxMatches {
+			return index.TruncMaxMatches
+		}
+		var cost int
+		var gm GrepMatch
+		if g.mode == OutputContent {
+			gm = grepMatch(mt)
+			cost = max(Cost(gm), textCost(gm))
+		} else {
+			cost = Cost(GrepFile{Path: mt.File})
+		}
+		if !g.b.Take(cost) {
+			return TruncMaxBytes
+		}
+		if g.mode == OutputContent {
+			g.res.Matches = append(g.res.Matches, gm)
+		} else {
+			g.res.Files = append(g.res.Files, GrepFile{Path: mt.File})
+		}
+		g.taken++
+		*file, *line = mt.File, mt.Line
+	}
+	return ""
+}
+
+// takeCounts adds one file per run of ir's matches with its count. When
+// the call stopped early, its last file may be incomplete: it is left for
+// the next call, unless it is the only one (then its count is what one
+// call can count, and a note says so).
+func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string, error) {
+	type run struct {
+		path string
+		n    int
+	}
+	var runs []run
+	for _, mt := range ir.Matches {
+		if k := len(runs); k > 0 && runs[k-1].path == mt.File {
+			runs[k-1].n++
+			continue
+		}
+		runs = append(runs, run{mt.File, 1})
+	}
+	if ir.Truncated && len(runs) > 1 {
+		runs = runs[:len(runs)-1]
+	} else if ir.Truncated && len(runs) == 1 {
+		g.res.Note("%s has more matching lines than one search counts; its count is a lower bound", runs[0].path)
+	}
+	for _, rn := range runs {
+		if !g.b.Take(Cost(GrepFile{Path: rn.path, Count: rn.n})) {
+			return TruncMaxBytes, nil
+		}
+		g.res.Files = append(g.res.Files, GrepFile{Path: rn.path, Count: rn.n})
+		*file, *line = rn.path, wholeFile
+	}
+	return "", nil
+}
+
+// grepMatch turns an index match into the answer's.
+func grepMatch(mt index.Match) GrepMatch {
+	gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text, Before: mt.Before, After: mt.After}
+	if mt.TextOffset > 0 || len(mt.Text) < mt.LineBytes {
+		gm.TextOffset, gm.LineBytes = mt.TextOffset, mt.LineBytes
+	}
+	return gm
+}
+
+// textCost bounds the MCP text of a match: "path:line:col:text", each
+// context line as "path-line-text".
+func textCost(m GrepMatch) int {
+	n := len(m.File) + len(m.Text) + 40
+	for _, l := range m.Before {
+		n += len(m.File) + len(l) + 12
+	}
+	for _, l := range m.After {
+		n += len(m.File) + len(l) + 12
+	}
+	return n
+}
+
+// fromElsewhere reports whether o was answered by a fallback, not the
+// registry's verified bytes.
+func (o *Opened) fromElsewhere() bool { return o.Source != "" && o.Source != SourceRegistry }

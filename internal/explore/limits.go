@@ -12,7 +12,15 @@ func DefaultLimits() Limits {
 		MaxReadLimit:     20_000,
 		MaxLineWidth:     2000,
 		MaxReadBytes:     512 << 10,
-		Glob:             pathglob.DefaultLimits(),
+		// 32 KiB is ~8k tokens; 100 KiB is about the largest tool output
+		// the most used agent clients accept whole (page.go).
+		AnswerBytes:     32 << 10,
+		ReadAnswerBytes: 100 << 10,
+		MaxAnswerBytes:  1 << 20,
+		// Ten lines of one file show how it uses a name; the eleventh
+		// rarely adds to that, while it delays every other file.
+		MatchesPerFile: 10,
+		Glob:           pathglob.DefaultLimits(),
 		// A diff page is an answer's usual 32 KiB; 4 MiB pages serve
 		// scripts on the REST route. 2·10^8 steps of line diff take about
 		// a second (two 100,000-line files 1,000 lines apart need 10^8).

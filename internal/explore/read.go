@@ -12,33 +12,14 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
-// ReadRequest asks for lines of one file.
-type ReadRequest struct {
-	Target
-	Path string `json:"path"`
-	// Offset is the first line, 1-based (default 1).
-	Offset int `json:"offset,omitempty"`
-	// Limit is the number of lines (default Limits.DefaultReadLimit).
-	Limit int `json:"limit,omitempty"`
-	// Column, when set, reads one window of line Offset starting at this
-	// 1-based byte column: the way to page through a line too wide to show
-	// whole (a minified bundle is one multi-megabyte line).
-	Column int `json:"column,omitempty"`
-}
-
 // ReadResult is the answer to read. Content is numbered like cat -n.
 type ReadResult struct {
-	PackageName string `json:"packageName"`
-	Version     string `json:"version"`
-	Path        string `json:"path"`
-	Content     string `json:"content"`
-	StartLine   int    `json:"startLine"`
-	EndLine     int    `json:"endLine"`
-	TotalLines  int    `json:"totalLines"`
-	// Truncated is true when lines remain after EndLine; TruncatedBy says
-	// whether the line limit or the byte cap (maxReadBytes) stopped it.
-	Truncated   bool   `json:"truncated"`
-	TruncatedBy string `json:"truncatedBy,omitempty"`
+	Answer
+	Path       string `json:"path"`
+	Content    string `json:"content"`
+	StartLine  int    `json:"startLine"`
+	EndLine    int    `json:"endLine"`
+	TotalLines int    `json:"totalLines"`
 	// LinesCut counts lines shown only up to the line width; each carries
 	// a marker naming the column to continue from.
 	LinesCut int   `json:"linesCut,omitempty"`
@@ -50,16 +31,22 @@ type ReadResult struct {
 	Column     int `json:"column,omitempty"`
 	NextColumn int `json:"nextColumn,omitempty"`
 	LineBytes  int `json:"lineBytes,omitempty"`
-	// Source is "jsdelivr" when jsDelivr's CDN answered (see
-	// ListResult.Source); omitted when the store did.
-	Source string `json:"source,omitempty"`
+	// Folder is set when path is a folder: Entries then says what is in
+	// it, one level down, as list does.
+	Folder  bool    `json:"folder,omitempty"`
+	Entries []Entry `json:"entries,omitempty"`
 }
 
-// Read returns lines Offset..Offset+Limit-1 of a file.
-func (s *Service) Read(ctx context.Context, r ReadRequest) (*ReadResult, error) {
-	path, err := pkgpath.CleanQuery(r.Path)
-	if err != nil {
-		return nil, &InputError{Field: "path", Err: err}
+// Read returns lines Offset..Offset+Limit-1 of a file, as many as fit its
+// budget; Next continues with the following lines (or the rest of a line
+// read in column windows).
+func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
+	r.Action = "read"
+	if r.Path == "" {
+		return nil, &InputError{Field: "path", Err: errors.New("give the path of a file, e.g. 'package.json' (list or glob to find one)")}
+	}
+	if _, err := cleanPath(r.Path); err != nil {
+		return nil, err
 	}
 	if r.Offset < 0 || r.Limit < 0 || r.Column < 0 {
 		return nil, &InputError{Field: "offset", Err: errors.New("offset, limit and column must not be negative")}
@@ -67,17 +54,31 @@ func (s *Service) Read(ctx context.Context, r ReadRequest) (*ReadResult, error) 
 	if r.Offset == 0 {
 		r.Offset = 1
 	}
-	if r.Limit == 0 {
-		r.Limit = s.lim.DefaultReadLimit
+	limit := r.Limit
+	if limit == 0 {
+		limit = s.lim.DefaultReadLimit
 	}
-	if r.Limit > s.lim.MaxReadLimit {
-		return nil, &LimitError{Setting: "max-read-limit", Msg: fmt.Sprintf("limit %d is above the most lines one read returns (%d); read in pages with offset", r.Limit, s.lim.MaxReadLimit)}
+	if limit > s.lim.MaxReadLimit {
+		return nil, &LimitError{Setting: "max-read-limit", Msg: fmt.Sprintf("limit %d is above the most lines one read returns (%d); read in pages with offset", limit, s.lim.MaxReadLimit)}
 	}
-	f, body, o, err := s.file(ctx, r.Target, path)
+	b, o, a, err := s.start(ctx, &r, true)
 	if err != nil {
 		return nil, err
 	}
-	res := &ReadResult{Source: o.Source, PackageName: o.Name, Version: o.Version, Path: f.Path, Size: f.Size, StartLine: r.Offset}
+	res := &ReadResult{Answer: a, StartLine: r.Offset}
+	path, isFolder, err := s.resolvePath(o, &res.Answer, r.Path)
+	if err != nil {
+		return nil, err
+	}
+	if isFolder {
+		return s.readFolder(res, o, path, b, r), nil
+	}
+	f, body, o, err := s.fileOf(ctx, o, path) // fallback.go: reads the store or the fallback
+	if err != nil {
+		return nil, err
+	}
+	res.Source, res.Path, res.Size = o.Source, f.Path, f.Size
+	b.ReserveHeader(res.Answer, r)
 	if f.Binary {
 		res.Binary = true
 		res.StartLine = 0
@@ -98,40 +99,90 @@ func (s *Service) Read(ctx context.Context, r ReadRequest) (*ReadResult, error) 
 			return nil, &InputError{Field: "column", Err: fmt.Errorf("column %d is past the end of line %d", r.Column, r.Offset)}
 		}
 		s.window(res, line, r.Offset, r.Column)
+		if res.NextColumn > 0 {
+			next := r
+			next.Column = res.NextColumn
+			res.Next = continued(next, &res.Answer, "")
+		}
 		return res, nil
 	}
 	var out bytes.Buffer
 	end := r.Offset - 1
-	for i := r.Offset - 1; i < total && i < r.Offset-1+r.Limit; i++ {
+	for i := r.Offset - 1; i < total && i < r.Offset-1+limit; i++ {
 		whole, next := nextLine(rest)
 		line := whole
 		cut := len(line) > s.lim.MaxLineWidth
 		if cut {
 			line = line[:runeStart(line, s.lim.MaxLineWidth)]
 		}
-		entry := len(line) + 8
-		if out.Len()+entry > s.lim.MaxReadBytes && i > r.Offset-1 {
-			res.TruncatedBy = "maxReadBytes"
-			break
-		}
+		start := out.Len()
 		writeNumbered(&out, i+1, line)
 		if cut {
-			res.LinesCut++
 			fmt.Fprintf(&out, " [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", len(line), len(whole), i+1, len(line)+1)
 		}
 		out.WriteByte('\n')
+		if out.Len() > s.lim.MaxReadBytes && i > r.Offset-1 {
+			out.Truncate(start)
+			res.TruncatedBy = "maxReadBytes"
+			break
+		}
+		if !b.Take(StringCost(out.String()[start:]) - 2) {
+			out.Truncate(start)
+			res.TruncatedBy = TruncMaxBytes
+			break
+		}
+		if cut {
+			res.LinesCut++
+		}
 		end = i + 1
 		rest = next
 	}
 	res.Content = string(bytes.TrimSuffix(out.Bytes(), []byte("\n")))
 	res.EndLine = end
 	if end < total {
-		res.Truncated = true
 		if res.TruncatedBy == "" {
 			res.TruncatedBy = "limit"
 		}
+		next := r
+		next.Offset, next.Column = end+1, 0
+		res.Cut(res.TruncatedBy, continued(next, &res.Answer, ""))
 	}
 	return res, nil
+}
+
+// resolvePath finds the file (or folder) an agent meant by raw, applying
+// the corrections of candidates; a miss names the closest paths.
+func (s *Service) resolvePath(o *Opened, a *Answer, raw string) (string, bool, error) {
+	path, err := cleanPath(raw)
+	if err != nil {
+		return "", false, err
+	}
+	for _, p := range candidates(o.Name, path) {
+		_, file := lookup(o.Files, p)
+		folder := !file && len(under(o.Files, p)) > 0
+		if !file && !folder {
+			continue
+		}
+		if p != path {
+			a.Note("path %q was read as %q (paths are relative to the package root)", raw, p)
+		}
+		return p, folder, nil
+	}
+	return "", false, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s", path, o.Name, o.Version), Hint: closestPaths(o.Files, path, false)}
+}
+
+// readFolder answers a read of a folder with what it holds, one level
+// down, as list with depth 1 would.
+func (s *Service) readFolder(res *ReadResult, o *Opened, dir string, b *Budget, r Request) *ReadResult {
+	res.Path, res.Folder, res.StartLine = dir, true, 0
+	res.Source = o.Source
+	res.Note("%q is a folder: its files and folders are listed; read one of them", dir)
+	b.ReserveHeader(res.Answer, r)
+	lr := &ListResult{Answer: res.Answer, Path: dir, Depth: 1}
+	next := Request{Action: "list", PackageName: r.PackageName, Version: r.Version, Path: dir, Depth: 1, MaxBytes: r.MaxBytes}
+	s.page(lr, tree(under(o.Files, dir), dir, 1), b, next)
+	res.Answer, res.Entries = lr.Answer, lr.Entries
+	return res
 }
 
 // window fills res with one MaxLineWidth window of line n from column.
@@ -208,10 +259,6 @@ func (s *Service) File(ctx context.Context, t Target, rawPath string) (store.Fil
 	if err != nil {
 		return store.File{}, nil, nil, &InputError{Field: "path", Err: err}
 	}
-	return s.file(ctx, t, path)
-}
-
-func (s *Service) file(ctx context.Context, t Target, path string) (store.File, []byte, *Opened, error) {
 	o, err := s.Open(ctx, t)
 	if err != nil {
 		return store.File{}, nil, nil, err
@@ -220,9 +267,15 @@ func (s *Service) file(ctx context.Context, t Target, path string) (store.File, 
 }
 
 // NotFoundError is a file (or other thing) that does not exist: 404.
-type NotFoundError struct{ What string }
+// Hint, when set, says what exists instead.
+type NotFoundError struct{ What, Hint string }
 
-func (e *NotFoundError) Error() string { return "no such " + e.What }
+func (e *NotFoundError) Error() string {
+	if e.Hint == "" {
+		return "no such " + e.What
+	}
+	return "no such " + e.What + "; " + e.Hint
+}
 
 // LimitError is a request over a configured limit: 422, naming the setting.
 type LimitError struct{ Setting, Msg string }

@@ -13,26 +13,30 @@ import (
 // action reads the fields it needs and ignores the others. The jsonschema
 // tags are the property descriptions a model reads.
 type Request struct {
-	Action      string `json:"action" jsonschema:"What to do: 'list' every file path of the package; 'glob' the file paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern; 'diff' what changed between versions from and to, as npm diff prints it."`
+	Action      string `json:"action" jsonschema:"What to do: 'list' the files and folders of the package (or of the folder at path); 'glob' the file and folder paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern; 'diff' what changed between versions from and to, as npm diff prints it."`
 	PackageName string `json:"packageName" jsonschema:"npm package name, e.g. 'react' or '@types/node'."`
 	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
+	// list
+	Depth int `json:"depth,omitempty" jsonschema:"list: folder levels to show below path (1: its direct files and folders, each folder with its file count and bytes). Omit to list every file when they fit, else the deepest tree summary that fits."`
 	// glob
-	Patterns StringList `json:"patterns,omitempty" jsonschema:"glob: globs over file paths, OR-ed; a leading '!' excludes. '**' crosses folders, e.g. ['**/*.d.ts', '!**/internal/**']. A single string is one pattern."`
-	// read
-	Path   string `json:"path,omitempty" jsonschema:"read: path of one file inside the package, as list and glob print it, e.g. 'dist/index.d.ts'."`
-	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1). A truncated read names the offset to continue from."`
+	Patterns StringList `json:"patterns,omitempty" jsonschema:"glob: globs over file and folder paths, OR-ed; a leading '!' excludes. '**' crosses folders, e.g. ['**/*.d.ts', '!**/internal/**']; ['*'] shows the top-level files and folders. A single string is one pattern."`
+	// read, list
+	Path   string `json:"path,omitempty" jsonschema:"read: path of one file inside the package, as list and glob print it, e.g. 'dist/index.d.ts' (a folder answers what is in it). list: the folder to list, e.g. 'dist'."`
+	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1)."`
 	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
 	Column int    `json:"column,omitempty" jsonschema:"read: with offset, return one window of that single line starting at this 1-based byte column, for minified files whose lines are too long to show whole; the answer's nextColumn continues the line (0 at its end)."`
 	// grep
 	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings)."`
+	OutputMode        string     `json:"outputMode,omitempty" jsonschema:"grep: 'content' (default) the matching lines; 'files_with_matches' only the paths of files that match (like rg -l); 'count' matching lines per file (like rg -c)."`
+	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default) type declarations (.d.ts) first, then sources, then bundles, source maps and docs; 'path' in path order, as ripgrep prints."`
 	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
 	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
 	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
-	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files whose path matches one of these globs, e.g. ['**/*.d.ts']. diff: only these paths, as npm diff's path arguments: a folder ('lib'), a file, or a glob ('*.d.ts' at any depth)."`
-	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep: skip files whose path matches one of these globs, e.g. ['**/*.min.js', '**/*.map']."`
+	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files matching one of these globs, as ripgrep's -g: '*.d.ts' (no slash) matches the file name in any folder, 'dist/**/*.js' the path. diff: only these paths, as npm diff's path arguments: a folder ('lib'), a file, or a glob ('*.d.ts' at any depth)."`
+	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep: skip files matching one of these globs (same rules as include), e.g. ['*.min.js', '*.map']."`
 	ContextLines      *int       `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C (default 0). diff: lines of context around each change, like npm diff --diff-unified (default 3)."`
-	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines to return overall (the server has a default and a maximum)."`
-	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines to return per file."`
+	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines on one page (the byte budget usually stops a page first); next continues."`
+	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines of one file on the first pass over the files (the default applies when several files match); the rest of each file comes on later pages, through next."`
 	// diff
 	From           string `json:"from,omitempty" jsonschema:"diff: the old version (exact, range or dist-tag), like npm diff's first --diff."`
 	To             string `json:"to,omitempty" jsonschema:"diff: the new version (exact, range or dist-tag), like npm diff's second --diff."`
@@ -42,8 +46,8 @@ type Request struct {
 	SrcPrefix      string `json:"srcPrefix,omitempty" jsonschema:"diff: prefix of old paths instead of a/, like --diff-src-prefix."`
 	DstPrefix      string `json:"dstPrefix,omitempty" jsonschema:"diff: prefix of new paths instead of b/, like --diff-dst-prefix."`
 	Text           bool   `json:"text,omitempty" jsonschema:"diff: show the lines of files npm deems binary by extension (npm 11 accepts --diff-text but ignores it)."`
-	// paging
-	MaxBytes int    `json:"maxBytes,omitempty" jsonschema:"Most bytes of the answer (diff: default 32 KiB; the server has a maximum). A longer answer is cut and its next continues it."`
+	// every action
+	MaxBytes int    `json:"maxBytes,omitempty" jsonschema:"Most bytes of the answer (default 32 KiB, 100 KiB for read; the server has a maximum). A longer answer is cut and its next continues it."`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"Where a cut answer stops: send the answer's next request as is, do not write a cursor yourself."`
 }
 
@@ -73,19 +77,20 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 var Actions = []string{"list", "glob", "read", "grep", "diff"}
 
 // Explorer is the four actions. *Service answers them from the store;
-// internal/client forwards them to a remote pkgscope.
+// internal/client forwards them to a remote pkgscope. Each answer fits
+// its byte budget and continues through Answer.Next (page.go).
 type Explorer interface {
-	// List returns every file path of the version, in byte order.
-	List(ctx context.Context, t Target) (*ListResult, error)
-	// Glob returns the paths patterns select (OR-ed; "!p" excludes); an
-	// empty patterns is an *InputError.
-	Glob(ctx context.Context, t Target, patterns []string) (*ListResult, error)
-	// Read returns lines of one file, within the service's read caps.
-	Read(ctx context.Context, r ReadRequest) (*ReadResult, error)
-	// Grep searches the contents of the version's files, within the
-	// service's match caps; ErrGrepUnavailable when no search engine is
-	// wired.
-	Grep(ctx context.Context, r GrepRequest) (*GrepResult, error)
+	// List returns the files and folders of the version (or of the
+	// folder r.Path), to r.Depth levels.
+	List(ctx context.Context, r Request) (*ListResult, error)
+	// Glob returns the file and folder paths r.Patterns select (OR-ed;
+	// "!p" excludes); empty patterns is an *InputError.
+	Glob(ctx context.Context, r Request) (*ListResult, error)
+	// Read returns numbered lines of one file, or what a folder holds.
+	Read(ctx context.Context, r Request) (*ReadResult, error)
+	// Grep searches the contents of the version's files;
+	// ErrGrepUnavailable when no search engine is wired.
+	Grep(ctx context.Context, r Request) (*GrepResult, error)
 	// Diff answers what changed between r.From and r.To of
 	// r.PackageName as npm diff prints it, one page per call (r.Cursor);
 	// a side that resolves to nothing is a *NotFoundError naming it.
@@ -95,20 +100,15 @@ type Explorer interface {
 // Do runs r's action on ex. The result is a *ListResult (list, glob), a
 // *ReadResult, a *GrepResult or a *DiffResult.
 func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
-	t := Target{PackageName: r.PackageName, Version: r.Version}
 	switch r.Action {
 	case "list":
-		return ex.List(ctx, t)
+		return ex.List(ctx, r)
 	case "glob":
-		return ex.Glob(ctx, t, r.Patterns)
+		return ex.Glob(ctx, r)
 	case "read":
-		return ex.Read(ctx, ReadRequest{Target: t, Path: r.Path, Offset: r.Offset, Limit: r.Limit, Column: r.Column})
+		return ex.Read(ctx, r)
 	case "grep":
-		return ex.Grep(ctx, GrepRequest{
-			Target: t, Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
-			WholeWord: r.WholeWord, Include: r.Include, Exclude: r.Exclude, ContextLines: deref(r.ContextLines),
-			MaxMatches: r.MaxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile,
-		})
+		return ex.Grep(ctx, r)
 	case "diff":
 		return ex.Diff(ctx, r)
 	case "":

@@ -37,6 +37,13 @@ type Query struct {
 	// MaxMatchesPerFile caps the matching lines returned per file; 0
 	// means no per-file cap.
 	MaxMatchesPerFile int
+	// Skip, when set, is asked about each matching line before it is
+	// returned, with n its 1-based rank within its file. A skipped line is
+	// not returned and does not count toward MaxMatches or the output
+	// bytes, but counts toward MaxMatchesPerFile. Callers page with it:
+	// skip what an earlier page returned, or defer the first matches of
+	// each file to a later pass (internal/explore's paging).
+	Skip func(path string, line, n int) bool `json:"-"`
 }
 
 // SearchLimits bound what one Search may cost. The zero value is not
@@ -713,6 +720,15 @@ func (s *searcher) emit(ls, le, ms, me int) {
 			s.res.TruncatedBy = TruncMaxMatchesPerFile
 		}
 		return
+	}
+	if s.q.Skip != nil {
+		if s.path == "" {
+			s.path = s.ix.filePath(s.fi)
+		}
+		if s.q.Skip(s.path, s.lineNumber(ls), s.fileMatches+1) {
+			s.fileMatches++
+			return
+		}
 	}
 	if len(s.res.Matches) >= s.maxMatches {
 		s.stop(TruncMaxMatches)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
 // e2eDir holds the TypeScript client and its pinned dependencies.
@@ -109,7 +110,7 @@ func checkE2E(t *testing.T, out e2eOutput) {
 	}
 	var l struct {
 		Version    string
-		Files      []string
+		Entries    []explore.Entry
 		TotalFiles int
 	}
 	var r struct {
@@ -126,14 +127,14 @@ func checkE2E(t *testing.T, out e2eOutput) {
 			t.Errorf("call %v: isError = %v (%s)", res[i].Arguments, res[i].IsError, res[i].Text)
 		}
 	}
-	if json.Unmarshal(res[0].StructuredContent, &l); l.Version != "1.0.0" || l.TotalFiles != 7 || !slices.Contains(l.Files, "dist/index.d.ts") {
+	if json.Unmarshal(res[0].StructuredContent, &l); l.Version != "1.0.0" || l.TotalFiles != 7 || !slices.Contains(paths(l.Entries), "dist/index.d.ts") {
 		t.Errorf("list = %s", res[0].StructuredContent)
 	}
-	if !strings.HasPrefix(res[0].Text, "lib@1.0.0: 7 files\n") {
+	if !strings.HasPrefix(res[0].Text, "lib@1.0.0 (latest: no version given) 7 files, 132 B\na.txt (14 B)\n") {
 		t.Errorf("list text = %q", res[0].Text)
 	}
-	l.Files = nil
-	if json.Unmarshal(res[1].StructuredContent, &l); !slices.Equal(l.Files, []string{"dist/index.d.ts"}) {
+	l.Entries = nil
+	if json.Unmarshal(res[1].StructuredContent, &l); !slices.Equal(paths(l.Entries), []string{"dist/index.d.ts"}) {
 		t.Errorf("glob = %s", res[1].StructuredContent)
 	}
 	if json.Unmarshal(res[2].StructuredContent, &r); r.Content != "     2\ttwo" {

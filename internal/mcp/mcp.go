@@ -5,11 +5,11 @@
 // objects, produced by the same explore code (locally, or on a remote
 // pkgscope through internal/client), so the two never drift apart.
 //
-// What it adds over the JSON API is for a model's context window: list and
-// glob answers are capped (Limits.MaxListEntries) with the total and a hint
-// to narrow with glob, every result comes with a text rendering a model
-// reads directly, and, with a Project, a call without a version uses the
-// version the project locks.
+// What it adds over the JSON API is for a model's context window: every
+// result comes with a text rendering a model reads directly (within the
+// same byte budget as the JSON, explore/page.go), ending with the next
+// request when the answer was cut, and, with a Project, a call without a
+// version uses the version the project locks.
 package mcp
 
 import (
@@ -29,11 +29,6 @@ type Explorer = explore.Explorer
 
 // Limits bound what the MCP layer answers beyond the service's own caps.
 type Limits struct {
-	// MaxListEntries caps the paths one list or glob answer carries. 1000
-	// paths of ~40 bytes are ~40 KB of text, ~10k tokens: a listing a model
-	// can read whole, while a package of one file per icon or locale runs to
-	// tens of thousands, which a model should narrow with glob instead.
-	MaxListEntries int
 	// MaxHTTPBodyBytes caps one streamable-HTTP request body. A call's
 	// arguments are a few hundred bytes; the largest legitimate one is
 	// max-glob-patterns (64) patterns of max-glob-pattern-bytes (512),
@@ -43,7 +38,7 @@ type Limits struct {
 
 // DefaultLimits returns the defaults explained on Limits.
 func DefaultLimits() Limits {
-	return Limits{MaxListEntries: 1000, MaxHTTPBodyBytes: 1 << 20}
+	return Limits{MaxHTTPBodyBytes: 1 << 20}
 }
 
 // Options configure the MCP server.
@@ -71,7 +66,6 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	def := DefaultLimits()
-	o.Limits.MaxListEntries = cmp.Or(o.Limits.MaxListEntries, def.MaxListEntries)
 	o.Limits.MaxHTTPBodyBytes = cmp.Or(o.Limits.MaxHTTPBodyBytes, def.MaxHTTPBodyBytes)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -85,7 +85,7 @@ func TestToolDefinition(t *testing.T) {
 			want := []string{"action", "packageName", "version", "patterns", "path", "offset", "limit", "column",
 				"pattern", "caseInsensitive", "fixedStrings", "wholeWord", "include", "exclude", "contextLines",
 				"maxMatches", "maxMatchesPerFile", "from", "to", "nameOnly", "ignoreAllSpace", "noPrefix", "srcPrefix",
-				"dstPrefix", "text", "maxBytes", "cursor"}
+				"dstPrefix", "text", "maxBytes", "cursor", "depth", "outputMode", "sort"}
 			var got []string
 			for k := range schema.Properties {
 				got = append(got, k)
@@ -130,21 +130,22 @@ func TestActionsInMemory(t *testing.T) {
 // checks structured and text results; every transport runs it.
 func checkActions(t *testing.T, cs *sdk.ClientSession) {
 	t.Helper()
-	var l mcp.ListOutput
+	var l explore.ListResult
 	res := call(t, cs, `{"action":"list","packageName":"lib"}`)
 	decode(t, res, &l)
 	wantFiles := []string{"a.txt", "dist/index.d.ts", "dist/index.js", "empty", "img.png", "min.js", "package.json"}
-	if l.PackageName != "lib" || l.Version != "1.0.0" || !slices.Equal(l.Files, wantFiles) || l.TotalFiles != 7 || l.Truncated {
+	if l.PackageName != "lib" || l.Version != "1.0.0" || !slices.Equal(paths(l.Entries), wantFiles) || l.TotalFiles != 7 || l.Truncated ||
+		l.ResolvedFrom != "latest: no version given" {
 		t.Errorf("list = %+v", l)
 	}
-	if txt := text(res); !strings.HasPrefix(txt, "lib@1.0.0: 7 files\na.txt\ndist/index.d.ts\n") {
+	if txt := text(res); !strings.HasPrefix(txt, "lib@1.0.0 (latest: no version given) 7 files, ") || !strings.Contains(txt, "\na.txt (14 B)\ndist/index.d.ts (") {
 		t.Errorf("list text = %q", txt)
 	}
 
 	for _, patterns := range []string{`["dist/**/*.d.ts"]`, `"**/*.d.ts"`} {
-		l = mcp.ListOutput{}
+		l = explore.ListResult{}
 		decode(t, call(t, cs, `{"action":"glob","packageName":"lib","version":"^1","patterns":`+patterns+`}`), &l)
-		if !slices.Equal(l.Files, []string{"dist/index.d.ts"}) || l.TotalFiles != 1 {
+		if !slices.Equal(paths(l.Entries), []string{"dist/index.d.ts"}) || l.TotalFiles != 1 || l.ResolvedFrom != "range ^1" {
 			t.Errorf("glob %s = %+v", patterns, l)
 		}
 	}
@@ -155,7 +156,8 @@ func checkActions(t *testing.T, cs *sdk.ClientSession) {
 	if r.Content != "     2\ttwo" || r.StartLine != 2 || r.EndLine != 2 || r.TotalLines != 3 || !r.Truncated || r.TruncatedBy != "limit" {
 		t.Errorf("read a.txt 2:1 = %+v", r)
 	}
-	if txt := text(res); txt != "lib@1.0.0 a.txt: lines 2-2 of 3\n     2\ttwo\n[lines 3-3 remain: read with offset=3]" {
+	if txt := text(res); txt != "lib@1.0.0 (exact) a.txt: lines 2-2 of 3\n     2\ttwo\n"+
+		`[truncated by limit; to continue, call explore_npm with {"action":"read","packageName":"lib","version":"1.0.0","path":"a.txt","offset":3,"limit":1}]` {
 		t.Errorf("read text = %q", txt)
 	}
 
@@ -171,7 +173,7 @@ func checkActions(t *testing.T, cs *sdk.ClientSession) {
 		res = call(t, cs, fmt.Sprintf(`{"action":"read","packageName":"lib","path":"min.js","offset":1,"column":%d}`, col))
 		decode(t, res, &r)
 		line.WriteString(strings.TrimPrefix(r.Content, "     1\t"))
-		if r.NextColumn > 0 && !strings.Contains(text(res), fmt.Sprintf("offset=1, column=%d", r.NextColumn)) {
+		if r.NextColumn > 0 && !strings.Contains(text(res), fmt.Sprintf(`"offset":1,"column":%d`, r.NextColumn)) {
 			t.Errorf("window text does not say how to continue: %q", text(res))
 		}
 	}
@@ -259,14 +261,16 @@ func TestGrep(t *testing.T) {
 	}{
 		{"all files, binary skipped", `{"pattern":"foo","include":["*.md","a.js"]}`,
 			[]match{{"a.js", 2, 1, "foo here"}, {"b.md", 1, 1, "foo"}, {"b.md", 2, 1, "food"}}, "",
-			"grepme@1.0.0: 3 matching lines in 2 files (2 files searched)\na.js:2:1:foo here\nb.md:1:1:foo\nb.md:2:1:food"},
+			"grepme@1.0.0 (latest: no version given) grep: 3 matching lines in 2 files (2 files searched)\na.js:2:1:foo here\nb.md:1:1:foo\nb.md:2:1:food"},
 		{"case-insensitive with context", `{"pattern":"foo","caseInsensitive":true,"include":"a.js","contextLines":1}`,
 			[]match{{"a.js", 2, 1, "foo here"}, {"a.js", 5, 1, "FOO again"}}, "",
-			"grepme@1.0.0: 2 matching lines in 1 file (1 file searched)\na.js-1-line1\na.js:2:1:foo here\na.js-3-line3\na.js-4-line4\na.js:5:1:FOO again"},
+			"grepme@1.0.0 (latest: no version given) grep: 2 matching lines in 1 file (1 file searched)\na.js-1-line1\na.js:2:1:foo here\na.js-3-line3\na.js-4-line4\na.js:5:1:FOO again"},
 		{"fixed string", `{"pattern":"a.b","fixedStrings":true}`, []match{{"b.md", 3, 1, "a.b"}}, "", ""},
 		{"regexp", `{"pattern":"a.b","exclude":"bin.dat"}`, []match{{"b.md", 3, 1, "a.b"}, {"b.md", 4, 1, "axb"}}, "", ""},
 		{"whole word, exclude", `{"pattern":"foo","wholeWord":true,"exclude":["*.js","*.dat"]}`, []match{{"b.md", 1, 1, "foo"}}, "", ""},
-		{"maxMatches", `{"pattern":"foo","maxMatches":2}`, []match{{"a.js", 2, 1, "foo here"}, {"b.md", 1, 1, "foo"}}, "maxMatches", ""},
+		// Sources before docs: many.js before b.md.
+		{"maxMatches", `{"pattern":"foo","maxMatches":2}`, []match{{"a.js", 2, 1, "foo here"}, {"many.js", 1, 1, "foo"}}, "maxMatches", ""},
+		{"path order", `{"pattern":"foo","maxMatches":2,"sort":"path"}`, []match{{"a.js", 2, 1, "foo here"}, {"b.md", 1, 1, "foo"}}, "maxMatches", ""},
 		{"maxMatchesPerFile", `{"pattern":"foo","include":"many.js","maxMatchesPerFile":1}`, []match{{"many.js", 1, 1, "foo"}}, "maxMatchesPerFile", ""},
 	}
 	for _, tc := range cases {
@@ -318,34 +322,15 @@ func TestGrepUnavailable(t *testing.T) {
 // noGrep is an Explorer whose grep is not wired.
 type noGrep struct{ mcp.Explorer }
 
-func (noGrep) Grep(context.Context, explore.GrepRequest) (*explore.GrepResult, error) {
+func (noGrep) Grep(context.Context, explore.Request) (*explore.GrepResult, error) {
 	return nil, explore.ErrGrepUnavailable
 }
 
-func TestListCap(t *testing.T) {
-	m := newMirror(t)
-	m.publishFixtures()
-	cs := inMemory(t, m.app.Service, mcp.Options{Limits: mcp.Limits{MaxListEntries: 3}})
-	for _, tc := range []struct{ args, hint string }{
-		{`{"action":"list","packageName":"big"}`, "use action 'glob'"},
-		{`{"action":"glob","packageName":"big","patterns":["*.js"]}`, "more specific patterns"},
-	} {
-		var l mcp.ListOutput
-		res := call(t, cs, tc.args)
-		decode(t, res, &l)
-		if !slices.Equal(l.Files, []string{"a.js", "b.js", "c.js"}) || l.TotalFiles != 5 || !l.Truncated ||
-			l.TruncatedBy != "maxListEntries" || !strings.Contains(l.Hint, tc.hint) || !strings.Contains(l.Hint, "first 3 of 5") {
-			t.Errorf("%s = %+v", tc.args, l)
-		}
-		if txt := text(res); !strings.HasPrefix(txt, "big@1.0.0: 5 ") || !strings.Contains(txt, "first 3 shown") || !strings.Contains(txt, "[truncated: ") {
-			t.Errorf("%s text = %q", tc.args, txt)
-		}
+// paths are the entries' paths.
+func paths(es []explore.Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Path)
 	}
-	// At the cap exactly: not truncated.
-	cs = inMemory(t, m.app.Service, mcp.Options{Limits: mcp.Limits{MaxListEntries: 5}})
-	var l mcp.ListOutput
-	decode(t, call(t, cs, `{"action":"list","packageName":"big"}`), &l)
-	if len(l.Files) != 5 || l.Truncated || l.Hint != "" {
-		t.Errorf("at the cap = %+v", l)
-	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
@@ -53,7 +54,7 @@ func TestProjectDefaultVersions(t *testing.T) {
 		{"npm", "pad", "", "1.1.0", "locked by the project's package-lock.json"},
 		{"npm", "@scope/util", "", "3.0.0", "locked by the project's package-lock.json"},
 		{"npm", "other", "", "1.5.0", "the project does not depend on this package"},
-		{"npm", "pad", "2", "2.0.0", ""},
+		{"npm", "pad", "2", "2.0.0", "(range 2)"},
 		{"pnpm", "pad", "", "1.0.0", "locked by the project's pnpm-lock.yaml"},
 		{"yarn", "pad", "", "1.0.1", "locked by the project's yarn.lock"},
 		{"bare", "pad", "", "1.2.0", "the range the project's package.json declares"},
@@ -75,7 +76,7 @@ func TestProjectDefaultVersions(t *testing.T) {
 				args += `,"version":"` + tc.version + `"`
 			}
 			res := call(t, cs, args+"}")
-			var l mcp.ListOutput
+			var l explore.ListResult
 			decode(t, res, &l)
 			if l.Version != tc.want {
 				t.Errorf("version = %s, want %s (%s)", l.Version, tc.want, text(res))
@@ -97,7 +98,7 @@ func TestProjectSeesLockfileChanges(t *testing.T) {
 	copyFile(t, filepath.Join("testdata", "projects", "npm", "package.json"), filepath.Join(dir, "package.json"))
 	cs := inMemory(t, m.app.Service, mcp.Options{Project: project(t, dir)})
 	version := func() string {
-		var l mcp.ListOutput
+		var l explore.ListResult
 		decode(t, call(t, cs, `{"action":"list","packageName":"pad"}`), &l)
 		return l.Version
 	}
@@ -131,7 +132,7 @@ func TestProjectBrokenLockfile(t *testing.T) {
 	rewrite(t, filepath.Join(dir, "package-lock.json"), `{"lockfileVersion": 3, "packages": `)
 	cs := inMemory(t, m.app.Service, mcp.Options{Project: project(t, dir)})
 	res := call(t, cs, `{"action":"list","packageName":"pad"}`)
-	var l mcp.ListOutput
+	var l explore.ListResult
 	decode(t, res, &l)
 	if l.Version != "1.2.0" || !strings.Contains(text(res), "warning: ") || !strings.Contains(text(res), "package-lock.json") {
 		t.Errorf("broken lockfile: %s %q", l.Version, text(res))

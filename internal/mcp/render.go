@@ -8,108 +8,108 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
-// ListOutput is the answer to list and glob: the API's ListResult, capped
-// at Limits.MaxListEntries paths, with the total before the cap.
-type ListOutput struct {
-	explore.ListResult
-	// TotalFiles is how many paths matched; len(Files) when not truncated.
-	TotalFiles int `json:"totalFiles"`
-	// Truncated says Files holds only the first MaxListEntries paths (in
-	// byte order); TruncatedBy is then "maxListEntries" and Hint says how
-	// to narrow the listing.
-	Truncated   bool   `json:"truncated"`
-	TruncatedBy string `json:"truncatedBy,omitempty"`
-	Hint        string `json:"hint,omitempty"`
-}
-
-func capList(res *explore.ListResult, limit int, action string) *ListOutput {
-	out := &ListOutput{ListResult: *res, TotalFiles: len(res.Files)}
-	if out.Files == nil {
-		out.Files = []string{}
-	}
-	if len(out.Files) > limit {
-		out.Files = out.Files[:limit]
-		out.Truncated, out.TruncatedBy = true, "maxListEntries"
-		out.Hint = fmt.Sprintf("showing the first %d of %d paths; ", limit, out.TotalFiles)
-		if action == "glob" {
-			out.Hint += "use more specific patterns, e.g. restrict to one folder or extension"
-		} else {
-			out.Hint += "use action 'glob' with patterns to narrow, e.g. ['*'] for the top-level files, ['dist/**'] for one folder or ['**/*.d.ts'] for types"
-		}
-	}
-	return out
-}
-
-func title(name, version string) string { return name + "@" + version }
-
-func withNote(s, note string) string {
-	if note == "" {
-		return s
-	}
-	return s + " " + note
-}
-
-func renderList(o *ListOutput, action, note string) string {
+// head is an answer's first line: what was answered, which version and
+// why, then what follows; each note gets its own line after it.
+func head(a explore.Answer, what string) string {
 	var b strings.Builder
-	what := "files"
-	if action == "glob" {
-		what = "matching files"
+	b.WriteString(a.PackageName + "@" + a.Version)
+	if a.ResolvedFrom != "" {
+		b.WriteString(" (" + a.ResolvedFrom + ")")
 	}
-	fmt.Fprintf(&b, "%s: %d %s", title(o.PackageName, o.Version), o.TotalFiles, what)
-	if o.Truncated {
-		fmt.Fprintf(&b, ", first %d shown", len(o.Files))
+	b.WriteString(" " + what)
+	for _, n := range a.Notes {
+		b.WriteString("\n[note: " + n + "]")
 	}
-	b.WriteString(withNote("", note))
-	b.WriteByte('\n')
-	for _, f := range o.Files {
-		b.WriteString(f)
-		b.WriteByte('\n')
-	}
-	if o.Truncated {
-		fmt.Fprintf(&b, "[truncated: %s]\n", o.Hint)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return b.String()
 }
 
-func renderRead(r *explore.ReadResult, note string) string {
+// tail says how a cut answer goes on: the next request, whole, to send as
+// the tool's arguments.
+func tail(a explore.Answer) string {
+	if !a.Truncated || a.Next == nil {
+		return ""
+	}
+	next, err := json.Marshal(a.Next)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("\n[truncated by %s; to continue, call explore_npm with %s]", a.TruncatedBy, next)
+}
+
+func renderList(r *explore.ListResult, action string) string {
 	var b strings.Builder
-	head := title(r.PackageName, r.Version) + " " + r.Path
+	what := fmt.Sprintf("%d files, %s", r.TotalFiles, size(r.TotalBytes))
 	switch {
+	case action == "glob":
+		what = fmt.Sprintf("%d matching files and folders", r.TotalFiles)
+	case r.Path != "":
+		what = r.Path + "/: " + what
+	}
+	if r.Depth > 0 {
+		what += fmt.Sprintf("; %d level(s) shown, deeper folders summed up", r.Depth)
+	}
+	b.WriteString(head(r.Answer, what))
+	for _, e := range r.Entries {
+		b.WriteByte('\n')
+		b.WriteString(entry(e))
+	}
+	b.WriteString(tail(r.Answer))
+	return b.String()
+}
+
+// entry is one listing line: "dist/ (120 files, 3.1 MB)" or "index.js (812 B)".
+func entry(e explore.Entry) string {
+	if e.Type == explore.EntryFolder {
+		return fmt.Sprintf("%s (%d files, %s)", e.Path, e.Files, size(e.Bytes))
+	}
+	return fmt.Sprintf("%s (%s)", e.Path, size(e.Bytes))
+}
+
+// size is n bytes, short: 812 B, 4.2 KB, 3.1 MB.
+func size(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1000_000)
+}
+
+func renderRead(r *explore.ReadResult) string {
+	var b strings.Builder
+	switch {
+	case r.Folder:
+		b.WriteString(head(r.Answer, r.Path+"/: a folder"))
+		for _, e := range r.Entries {
+			b.WriteByte('\n')
+			b.WriteString(entry(e))
+		}
+		b.WriteString(tail(r.Answer))
+		return b.String()
 	case r.Binary:
-		fmt.Fprintf(&b, "%s: binary file, %d bytes, not shown", head, r.Size)
-		b.WriteString(withNote("", note))
-		return b.String()
+		return head(r.Answer, fmt.Sprintf("%s: binary file, %d bytes, not shown", r.Path, r.Size))
 	case r.TotalLines == 0:
-		fmt.Fprintf(&b, "%s: empty file", head)
-		b.WriteString(withNote("", note))
-		return b.String()
+		return head(r.Answer, r.Path+": empty file")
 	case r.Column > 0:
 		last := r.LineBytes
 		if r.NextColumn > 0 {
 			last = r.NextColumn - 1
 		}
-		fmt.Fprintf(&b, "%s: line %d, bytes %d-%d of %d", head, r.StartLine, r.Column, last, r.LineBytes)
+		b.WriteString(head(r.Answer, fmt.Sprintf("%s: line %d, bytes %d-%d of %d", r.Path, r.StartLine, r.Column, last, r.LineBytes)))
 	default:
-		fmt.Fprintf(&b, "%s: lines %d-%d of %d", head, r.StartLine, r.EndLine, r.TotalLines)
+		b.WriteString(head(r.Answer, fmt.Sprintf("%s: lines %d-%d of %d", r.Path, r.StartLine, r.EndLine, r.TotalLines)))
 	}
-	b.WriteString(withNote("", note))
 	b.WriteByte('\n')
 	b.WriteString(r.Content)
-	switch {
-	case r.Column > 0 && r.NextColumn > 0:
-		fmt.Fprintf(&b, "\n[line %d continues: read with offset=%d, column=%d]", r.StartLine, r.StartLine, r.NextColumn)
-	case r.Truncated && r.TruncatedBy == "maxReadBytes":
-		fmt.Fprintf(&b, "\n[stopped at the size cap of one read; lines %d-%d remain: read with offset=%d]", r.EndLine+1, r.TotalLines, r.EndLine+1)
-	case r.Truncated:
-		fmt.Fprintf(&b, "\n[lines %d-%d remain: read with offset=%d]", r.EndLine+1, r.TotalLines, r.EndLine+1)
-	}
+	b.WriteString(tail(r.Answer))
 	return b.String()
 }
 
 // renderGrep prints matches as grep -n does: "path:line:col:text" for a
 // match, "path-line-text" for context, "--" between groups that are not
 // adjacent; a context line is printed once even when two matches share it.
-func renderGrep(r *explore.GrepResult, note string) string {
+func renderGrep(r *explore.GrepResult) string {
 	var b strings.Builder
 	files := map[string]bool{}
 	context := false
@@ -117,14 +117,29 @@ func renderGrep(r *explore.GrepResult, note string) string {
 		files[m.File] = true
 		context = context || len(m.Before) > 0 || len(m.After) > 0
 	}
-	fmt.Fprintf(&b, "%s: %s in %s (%s searched", title(r.PackageName, r.Version),
-		plural(len(r.Matches), "matching line"), plural(len(files), "file"), plural(r.FilesSearched, "file"))
-	if r.FilesSkipped > 0 {
-		fmt.Fprintf(&b, ", %d skipped", r.FilesSkipped)
+	what := plural(len(r.Matches), "matching line") + " in " + plural(len(files), "file")
+	switch r.OutputMode {
+	case explore.OutputFilesWithMatches:
+		what = plural(len(r.Files), "file") + " with matches"
+	case explore.OutputCount:
+		what = "matching lines in " + plural(len(r.Files), "file")
 	}
-	b.WriteString(")")
-	b.WriteString(withNote("", note))
+	if r.Next != nil {
+		what += " on this page"
+	}
+	what += " (" + plural(r.FilesSearched, "file") + " searched"
+	if r.FilesSkipped > 0 {
+		what += fmt.Sprintf(", %d binary skipped", r.FilesSkipped)
+	}
+	b.WriteString(head(r.Answer, "grep: "+what+")"))
 	b.WriteByte('\n')
+	for _, f := range r.Files {
+		if r.OutputMode == explore.OutputCount {
+			fmt.Fprintf(&b, "%s:%d\n", f.Path, f.Count)
+		} else {
+			b.WriteString(f.Path + "\n")
+		}
+	}
 	lastFile, lastLine := "", 0 // the last line printed
 	for i, m := range r.Matches {
 		same := m.File == lastFile
@@ -156,10 +171,7 @@ func renderGrep(r *explore.GrepResult, note string) string {
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "[not searched: %s (%s)]\n", s.Path, s.Reason)
 	}
-	if r.Truncated {
-		fmt.Fprintf(&b, "[truncated by %s: narrow with include/exclude or a more specific pattern, or raise maxMatches]\n", r.TruncatedBy)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), "\n") + tail(r.Answer)
 }
 
 func plural(n int, what string) string {
@@ -167,6 +179,15 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func title(name, version string) string { return name + "@" + version }
+
+func withNote(s, note string) string {
+	if note == "" {
+		return s
+	}
+	return s + " " + note
 }
 
 // renderDiff prints a diff page as npm diff does, under a line that says

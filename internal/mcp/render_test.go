@@ -9,14 +9,14 @@ import (
 // TestRenderGrepContext: context groups print like grep -C: shared lines
 // once, "--" only between groups that do not touch.
 func TestRenderGrepContext(t *testing.T) {
-	res := &explore.GrepResult{PackageName: "p", Version: "1.0.0", FilesSearched: 2, Matches: []explore.GrepMatch{
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 2, Matches: []explore.GrepMatch{
 		{File: "a.js", Line: 2, Column: 1, Text: "m2", Before: []string{"l1"}, After: []string{"m3"}},
 		{File: "a.js", Line: 3, Column: 2, Text: "m3", Before: []string{"m2"}, After: []string{"l4"}},
 		{File: "a.js", Line: 5, Column: 1, Text: "m5", Before: []string{"l4"}},
 		{File: "a.js", Line: 9, Column: 1, Text: "m9", Before: []string{"l8"}, After: []string{"l10"}},
 		{File: "b.js", Line: 1, Column: 4, Text: "m1", After: []string{"l2"}},
 	}}
-	want := `p@1.0.0: 5 matching lines in 2 files (2 files searched)
+	want := `p@1.0.0 grep: 5 matching lines in 2 files (2 files searched)
 a.js-1-l1
 a.js:2:1:m2
 a.js:3:2:m3
@@ -29,14 +29,16 @@ a.js-10-l10
 --
 b.js:1:4:m1
 b.js-2-l2`
-	if got := renderGrep(res, ""); got != want {
+	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	one := &explore.GrepResult{PackageName: "p", Version: "1.0.0", FilesSearched: 1, Truncated: true, TruncatedBy: "maxMatchesPerFile",
+	next := &explore.Request{Action: "grep", PackageName: "p", Version: "1.0.0", Pattern: "x", Cursor: "g0.0.0.7:a.js"}
+	one := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0", ResolvedFrom: "range ^1",
+		Notes: []string{"a note"}, Truncated: true, TruncatedBy: "maxBytes", Next: next}, FilesSearched: 1,
 		Matches: []explore.GrepMatch{{File: "a.js", Line: 1, Column: 1, Text: "x"}, {File: "a.js", Line: 7, Column: 1, Text: "x"}}}
-	want = "p@1.0.0: 2 matching lines in 1 file (1 file searched) (note)\na.js:1:1:x\na.js:7:1:x\n" +
-		"[truncated by maxMatchesPerFile: narrow with include/exclude or a more specific pattern, or raise maxMatches]"
-	if got := renderGrep(one, "(note)"); got != want {
+	want = "p@1.0.0 (range ^1) grep: 2 matching lines in 1 file on this page (1 file searched)\n[note: a note]\na.js:1:1:x\na.js:7:1:x\n" +
+		`[truncated by maxBytes; to continue, call explore_npm with {"action":"grep","packageName":"p","version":"1.0.0","pattern":"x","cursor":"g0.0.0.7:a.js"}]`
+	if got := renderGrep(one); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
@@ -44,11 +46,11 @@ b.js-2-l2`
 // TestRenderGrepLongLineWindow: a window of a long line says which bytes
 // of how long a line it shows, so a model knows it is not the whole line.
 func TestRenderGrepLongLineWindow(t *testing.T) {
-	res := &explore.GrepResult{PackageName: "p", Version: "1.0.0", FilesSearched: 1, Matches: []explore.GrepMatch{
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 1, Matches: []explore.GrepMatch{
 		{File: "min.js", Line: 1, Column: 40010, Text: "function ArrowLeft(){}", TextOffset: 40000, LineBytes: 60030},
 	}}
-	want := "p@1.0.0: 1 matching line in 1 file (1 file searched)\nmin.js:1:40010:[bytes 40001-40022 of 60030] function ArrowLeft(){}"
-	if got := renderGrep(res, ""); got != want {
+	want := "p@1.0.0 grep: 1 matching line in 1 file (1 file searched)\nmin.js:1:40010:[bytes 40001-40022 of 60030] function ArrowLeft(){}"
+	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

@@ -59,6 +59,50 @@ func inputSchema(projectAware bool) *jsonschema.Schema {
 	return s
 }
 
+// outputSchema is the structuredContent of every explore_npm answer: the
+// properties of the list, read and grep results together (they share the
+// Answer header, and no property has two meanings), or of a tool error's
+// body (clients validate that too). Nothing is required, since an error
+// body has none of an answer's fields.
+func outputSchema() *jsonschema.Schema {
+	opt := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[explore.StringList](): {AnyOf: []*jsonschema.Schema{
+			{Type: "array", Items: &jsonschema.Schema{Type: "string"}},
+			{Type: "string"},
+		}},
+	}}
+	out := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+	for _, s := range []*jsonschema.Schema{
+		must(jsonschema.For[ErrorBody](opt)),
+		must(jsonschema.For[explore.ListResult](opt)),
+		must(jsonschema.For[explore.ReadResult](opt)),
+		must(jsonschema.For[explore.GrepResult](opt)),
+		must(jsonschema.For[explore.DiffResult](opt)),
+	} {
+		for k, p := range s.Properties {
+			if prev, ok := out.Properties[k]; ok && !sameSchema(prev, p) {
+				// grep's files and diff's files: either shape.
+				p = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{prev, p}}
+			}
+			out.Properties[k] = p
+		}
+	}
+	return out
+}
+
+func sameSchema(a, b *jsonschema.Schema) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func must(s *jsonschema.Schema, err error) *jsonschema.Schema {
+	if err != nil {
+		panic(fmt.Sprintf("explore_npm output schema: %v", err)) // a programming error in the results
+	}
+	return s
+}
+
 // description teaches a model which action to use when; it is the text
 // an agent reads to decide whether and how to call the tool.
 func description(projectAware bool) string {
@@ -68,16 +112,19 @@ func description(projectAware bool) string {
 	}
 	return "Read the files of any published npm package version without installing it: the tarball npm would " +
 		"install (dist bundles, .d.ts types, package.json, README), not the git repository. " +
-		"Actions: 'list' returns every file path; start with it when you do not know the package's layout. " +
-		"'glob' finds files by name or path (patterns like '**/*.d.ts'); to find a file by name, glob, do not grep. " +
-		"'grep' searches file contents with a regular expression and returns file:line:column matches, to find where " +
-		"something is defined or used; narrow it with include/exclude globs. " +
-		"'read' returns numbered lines of one file; page through long files with offset and limit, and through a " +
-		"minified line too long to show whole with offset plus column, as the cut marker says. " +
+		"Actions: 'list' shows the files and folders (a big package answers a tree summary; list a folder with path " +
+		"and depth); start with it when you do not know the package's layout. " +
+		"'glob' finds files and folders by name or path (patterns like '**/*.d.ts'); to find a file by name, glob, do not grep. " +
+		"'grep' searches file contents with a regular expression and returns file:line:column matches, type " +
+		"declarations (.d.ts) first; outputMode 'files_with_matches' or 'count' answers files only; narrow it with " +
+		"include/exclude globs ('*.d.ts' matches in any folder). " +
+		"'read' returns numbered lines of one file; a minified line too long to show whole continues with offset plus " +
+		"column, as the cut marker says. " +
 		"'diff' shows what changed between two versions (from, to) exactly as npm diff prints it, with the changed files " +
 		"and their added/removed line counts; narrow it with include (npm diff's path arguments, e.g. ['*.d.ts']) or use nameOnly. " +
 		"version may be an exact version, a semver range or a dist-tag. " + version +
-		" Every answer names the exact version it read."
+		" Every answer names the exact version it read and why. Answers are sized for a context window: a cut " +
+		"answer ends with the next request to send, which continues it."
 }
 
 // tool is explore_npm bound to an Explorer.
@@ -100,10 +147,11 @@ func newTool(ex Explorer, opt Options) *tool {
 func (t *tool) definition() *sdk.Tool {
 	openWorld := true
 	return &sdk.Tool{
-		Name:        ToolName,
-		Title:       "Explore npm packages",
-		Description: description(t.opt.Project != nil),
-		InputSchema: t.schema,
+		Name:         ToolName,
+		Title:        "Explore npm packages",
+		Description:  description(t.opt.Project != nil),
+		InputSchema:  t.schema,
+		OutputSchema: outputSchema(),
 		Annotations: &sdk.ToolAnnotations{
 			Title:          "Explore npm packages",
 			ReadOnlyHint:   true,
@@ -134,14 +182,19 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	if err != nil {
 		return t.fail(err, note), nil
 	}
+	// The project's reason for the version is the answer's: the hook
+	// project-aware callers fill (lockfile, package.json range, latest).
+	why := strings.TrimSuffix(strings.TrimPrefix(note, "("), ")")
 	switch res := res.(type) {
 	case *explore.ListResult:
-		out := capList(res, t.opt.Limits.MaxListEntries, in.Action)
-		return ok(out, fromSource(res.Source, renderList(out, in.Action, note))), nil
+		setWhy(&res.Answer, why)
+		return ok(res, fromSource(res.Source, renderList(res, in.Action))), nil
 	case *explore.ReadResult:
-		return ok(res, fromSource(res.Source, renderRead(res, note))), nil
+		setWhy(&res.Answer, why)
+		return ok(res, fromSource(res.Source, renderRead(res))), nil
 	case *explore.GrepResult:
-		text := renderGrep(res, note)
+		setWhy(&res.Answer, why)
+		text := renderGrep(res)
 		if res.Complete != nil && !*res.Complete {
 			text += fmt.Sprintf("\n[incomplete: %d files not searched (%s)]", res.FilesNotSearched, res.IncompleteReason)
 		}
@@ -150,6 +203,13 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		return ok(res, renderDiff(res, note)), nil
 	}
 	return t.fail(fmt.Errorf("explore_npm: unexpected result %T", res), note), nil
+}
+
+// setWhy records why the project chose the version, when it did.
+func setWhy(a *explore.Answer, why string) {
+	if why != "" {
+		a.ResolvedFrom = why
+	}
 }
 
 // fromSource says so when an answer did not come from the registry's

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 )
 
@@ -77,7 +78,7 @@ func TestStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs = connect(t, &sdk.CommandTransport{Command: m.command(t, "--data-dir", t.TempDir(), "--project", dir)})
-	var l mcp.ListOutput
+	var l explore.ListResult
 	res := call(t, cs, `{"action":"list","packageName":"pad"}`)
 	decode(t, res, &l)
 	if l.Version != "1.0.0" || !strings.Contains(text(res), "locked by the project's pnpm-lock.yaml") {

@@ -67,7 +67,7 @@ func Settle(t testing.TB, a *app.App, v webdocs.Versions) {
 		if _, err := a.Store.Version(context.Background(), name, ver); err != nil {
 			continue
 		}
-		if _, err := a.Service.Grep(context.Background(), explore.GrepRequest{Target: explore.Target{PackageName: name, Version: ver}, Pattern: "x", FixedStrings: true}); err != nil {
+		if _, err := a.Service.Grep(context.Background(), explore.Request{PackageName: name, Version: ver, Pattern: "x", FixedStrings: true}); err != nil {
 			t.Errorf("waiting for the index of %s@%s: %v", name, ver, err)
 		}
 	}

@@ -1,0 +1,151 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/closest"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/pkgpath"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// Corrections: a mistake an agent makes gets the nearest thing that
+// exists, never a bare 404, and never the mirror's internals (hosts,
+// URLs). What can be read one way only is read that way, with a note.
+
+// maxSuggestions is how many names or paths a correction offers.
+const maxSuggestions = 5
+
+// Suggester names published packages close to a name the registry does
+// not know (the registry's search, internal/upstream).
+type Suggester interface {
+	// Suggest returns package names close to name, best first; an error
+	// means none are known.
+	Suggest(ctx context.Context, name string) ([]string, error)
+}
+
+// start begins an action: its budget (read's or the others'), then
+// begin.
+func (s *Service) start(ctx context.Context, r *Request, read bool) (*Budget, *Opened, Answer, error) {
+	b, err := s.Budget(r.MaxBytes, read)
+	if err != nil {
+		return nil, nil, Answer{}, err
+	}
+	o, a, err := s.begin(ctx, r)
+	return b, o, a, err
+}
+
+// begin applies the corrections that need no package (a name@spec split),
+// opens the version and returns the answer's header.
+func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error) {
+	var notes []string
+	if name, spec, ok := splitNameSpec(r.PackageName); ok {
+		if r.Version != "" && r.Version != spec {
+			return nil, Answer{}, &InputError{Field: "packageName", Err: fmt.Errorf("%q names version %q but version is %q: give the name alone in packageName", r.PackageName, spec, r.Version)}
+		}
+		notes = append(notes, fmt.Sprintf("packageName %q was read as packageName %q, version %q", r.PackageName, name, spec))
+		r.PackageName, r.Version = name, spec
+	}
+	o, err := s.Open(ctx, Target{PackageName: r.PackageName, Version: r.Version})
+	if err != nil {
+		return nil, Answer{}, s.unknownPackage(ctx, r.PackageName, err)
+	}
+	a := Answer{PackageName: o.Name, Version: o.Version, ResolvedFrom: resolvedFrom(r.Version), Source: o.Source, Notes: notes}
+	return o, a, nil
+}
+
+// splitNameSpec splits "react@18" or "@types/node@20" into name and spec.
+func splitNameSpec(s string) (name, spec string, ok bool) {
+	i := strings.LastIndexByte(s, '@')
+	if i <= 0 || i == len(s)-1 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// resolvedFrom says why the version answered was chosen.
+func resolvedFrom(version string) string {
+	if version == "" {
+		return "latest: no version given"
+	}
+	spec, err := npmspec.ParseSpec(version)
+	if err != nil {
+		return ""
+	}
+	switch spec.Kind {
+	case npmspec.Version:
+		return "exact"
+	case npmspec.Range:
+		return "range " + spec.Raw
+	}
+	return "dist-tag " + spec.Raw
+}
+
+// unknownPackage turns the registry's "no such package" into one that
+// names the closest published packages; other errors pass unchanged.
+func (s *Service) unknownPackage(ctx context.Context, name string, err error) error {
+	if !errors.Is(err, upstream.ErrNotFound) {
+		return err
+	}
+	nf := &NotFoundError{What: fmt.Sprintf("package %q on the registry", name)}
+	if s.suggest != nil {
+		if names, serr := s.suggest.Suggest(ctx, name); serr == nil {
+			names = closest.Strings(name, names, maxSuggestions)
+			if len(names) > 0 {
+				nf.Hint = "closest published names: " + strings.Join(names, ", ")
+			}
+		}
+	}
+	if nf.Hint == "" {
+		nf.Hint = "check the spelling; scoped packages are written @scope/name"
+	}
+	return nf
+}
+
+// cleanPath cleans a path an agent sent.
+func cleanPath(raw string) (string, error) {
+	p, err := pkgpath.CleanQuery(strings.TrimSuffix(raw, "/"))
+	if err != nil {
+		return "", &InputError{Field: "path", Err: err}
+	}
+	return p, nil
+}
+
+// candidates are the readings of path to try, in order: as given, then
+// without the prefixes agents copy from an installed tree
+// (node_modules/<name>/) or from a tarball listing (package/).
+func candidates(name, path string) []string {
+	out := []string{path}
+	for _, prefix := range []string{"node_modules/" + name + "/", "package/"} {
+		if rest, ok := strings.CutPrefix(path, prefix); ok && rest != "" {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// closestPaths names the paths nearest to a missing one: files, or with
+// folders set, folders.
+func closestPaths(files []store.File, path string, folders bool) string {
+	var cands []string
+	if folders {
+		for _, e := range tree(files, "", -1) {
+			if e.Type == EntryFolder {
+				cands = append(cands, strings.TrimSuffix(e.Path, "/"))
+			}
+		}
+	} else {
+		for _, f := range files {
+			cands = append(cands, f.Path)
+		}
+	}
+	names := closest.Strings(path, cands, maxSuggestions)
+	if len(names) == 0 {
+		return "list or glob the package to see its files"
+	}
+	return "closest: " + strings.Join(names, ", ")
+}

@@ -1,0 +1,272 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/pathglob"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// Entry is one file or folder of a listing.
+type Entry struct {
+	// Path is the full path in the package; a folder's ends with "/".
+	Path string `json:"path"`
+	Type string `json:"type"` // EntryFile or EntryFolder
+	// Bytes is a file's size, or the total size of the files below a
+	// folder; Files counts a folder's files at any depth.
+	Bytes int64 `json:"bytes"`
+	Files int   `json:"files,omitempty"`
+}
+
+// Entry types.
+const (
+	EntryFile   = "file"
+	EntryFolder = "folder"
+)
+
+// ListResult is the answer to list and glob: entries in byte order of
+// their paths, a folder right before what it holds.
+type ListResult struct {
+	Answer
+	// Path is the folder listed ("" for the whole package).
+	Path string `json:"path,omitempty"`
+	// Depth is how many levels below Path are shown, deeper folders
+	// summed up in their entry; 0 lists every file (and no folder).
+	Depth int `json:"depth,omitempty"`
+	// TotalFiles and TotalBytes are the files under Path (list) or the
+	// files and folders matched (glob), on every page together.
+	TotalFiles int     `json:"totalFiles"`
+	TotalBytes int64   `json:"totalBytes"`
+	Entries    []Entry `json:"entries"`
+}
+
+// List answers the files and folders under r.Path to r.Depth levels. With
+// no depth it lists every file when they fit the budget, else the deepest
+// tree summary that does, so a big package (next: 9,000 files, 445 KB as
+// a flat list) answers its layout on the first page.
+func (s *Service) List(ctx context.Context, r Request) (*ListResult, error) {
+	r.Action = "list"
+	if r.Depth < 0 {
+		return nil, &InputError{Field: "depth", Err: errors.New("must not be negative")}
+	}
+	b, o, a, err := s.start(ctx, &r, false)
+	if err != nil {
+		return nil, err
+	}
+	res := &ListResult{Answer: a, Depth: r.Depth, Entries: []Entry{}}
+	dir, files, err := s.folder(o, &res.Answer, r.Path)
+	if err != nil {
+		return nil, err
+	}
+	res.Path = dir
+	for _, f := range files {
+		res.TotalBytes += f.Size
+	}
+	res.TotalFiles = len(files)
+	b.ReserveHeader(res.Answer, r)
+	if r.Depth == 0 && r.Cursor == "" {
+		res.Depth = autoDepth(files, dir, b.Left())
+		if res.Depth > 0 {
+			res.Note("%d files, too many to list in %d bytes: a tree to depth %d; list a folder with path (and depth) to see inside it",
+				len(files), b.Limit(), res.Depth)
+		}
+	}
+	s.page(res, tree(files, dir, res.Depth), b, r)
+	return res, nil
+}
+
+// Glob answers the files and folders r.Patterns select.
+func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
+	r.Action = "glob"
+	if len(r.Patterns) == 0 {
+		return nil, &InputError{Field: "patterns", Err: errors.New(`give at least one glob, e.g. ["dist/**/*.d.ts"]`)}
+	}
+	m, err := pathglob.Compile(r.Patterns, s.lim.Glob)
+	if err != nil {
+		return nil, &InputError{Field: "patterns", Err: err}
+	}
+	b, o, a, err := s.start(ctx, &r, false)
+	if err != nil {
+		return nil, err
+	}
+	res := &ListResult{Answer: a, Entries: []Entry{}}
+	all, err := pathglob.Select(ctx, m, tree(o.Files, "", -1), func(e Entry) string { return strings.TrimSuffix(e.Path, "/") })
+	if err != nil {
+		return nil, fmt.Errorf("matching the paths of %s@%s: %w", o.Name, o.Version, err)
+	}
+	for _, e := range all {
+		res.TotalFiles++
+		if e.Type == EntryFile {
+			res.TotalBytes += e.Bytes
+		}
+	}
+	b.ReserveHeader(res.Answer, r)
+	s.page(res, all, b, r)
+	return res, nil
+}
+
+// page fills res with the entries after r's cursor while b lasts.
+func (s *Service) page(res *ListResult, all []Entry, b *Budget, r Request) {
+	i := 0
+	if r.Cursor != "" {
+		after := strings.TrimPrefix(r.Cursor, "l:")
+		i = sort.Search(len(all), func(i int) bool { return all[i].Path > after })
+	}
+	for ; i < len(all); i++ {
+		if !b.Take(Cost(all[i])) {
+			next := r
+			next.Depth = res.Depth
+			res.Cut(TruncMaxBytes, continued(next, &res.Answer, "l:"+res.Entries[len(res.Entries)-1].Path))
+			return
+		}
+		res.Entries = append(res.Entries, all[i])
+	}
+}
+
+// folder returns the clean folder raw names and the files below it. A
+// path that is a file answers that file alone, saying so; a missing one
+// is a *NotFoundError naming the closest folders.
+func (s *Service) folder(o *Opened, a *Answer, raw string) (string, []store.File, error) {
+	if strings.Trim(raw, "/.") == "" {
+		return "", o.Files, nil
+	}
+	dir, err := cleanPath(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, d := range candidates(o.Name, dir) {
+		if files := under(o.Files, d); len(files) > 0 {
+			if d != dir {
+				a.Note("path %q was read as %q (paths are relative to the package root)", raw, d)
+			}
+			return d, files, nil
+		}
+		if f, ok := lookup(o.Files, d); ok {
+			a.Note("%q is a file, not a folder: read it", d)
+			return d, []store.File{f}, nil
+		}
+	}
+	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s@%s", dir, o.Name, o.Version), Hint: closestPaths(o.Files, dir, true)}
+}
+
+// under returns the files below folder dir (sorted files: a run).
+func under(files []store.File, dir string) []store.File {
+	prefix := dir + "/"
+	i := sort.Search(len(files), func(i int) bool { return files[i].Path >= prefix })
+	j := i
+	for j < len(files) && strings.HasPrefix(files[j].Path, prefix) {
+		j++
+	}
+	return files[i:j]
+}
+
+// lookup finds path among sorted files.
+func lookup(files []store.File, path string) (store.File, bool) {
+	i := sort.Search(len(files), func(i int) bool { return files[i].Path >= path })
+	if i < len(files) && files[i].Path == path {
+		return files[i], true
+	}
+	return store.File{}, false
+}
+
+// tree lists files below dir to depth levels: the files at most depth
+// levels down, and every folder down to depth levels with its totals.
+// depth 0 lists every file and no folder; -1 every file and every folder.
+func tree(files []store.File, dir string, depth int) []Entry {
+	prefix := ""
+	if dir != "" {
+		prefix = dir + "/"
+	}
+	var out []Entry
+	folders := map[string]int{} // path -> index in out
+	for _, f := range files {
+		rel := f.Path[len(prefix):]
+		level := 0 // folders passed
+		for i := 0; i < len(rel) && depth != 0; i++ {
+			if rel[i] != '/' {
+				continue
+			}
+			if level++; depth > 0 && level > depth {
+				break
+			}
+			p := prefix + rel[:i+1]
+			k, ok := folders[p]
+			if !ok {
+				k = len(out)
+				folders[p] = k
+				out = append(out, Entry{Path: p, Type: EntryFolder})
+			}
+			out[k].Files++
+			out[k].Bytes += f.Size
+		}
+		if depth <= 0 || strings.Count(rel, "/") < depth {
+			out = append(out, Entry{Path: f.Path, Type: EntryFile, Bytes: f.Size})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// autoDepth picks what a list without depth shows: every file (0) when
+// they fit in left bytes, else the deepest tree that fits (at least 1).
+func autoDepth(files []store.File, dir string, left int) int {
+	if entriesCost(tree(files, dir, 0)) <= left {
+		return 0
+	}
+	best := 1
+	for d := 2; d < 32; d++ {
+		t := tree(files, dir, d)
+		if entriesCost(t) > left {
+			break
+		}
+		best = d
+		if len(t) == len(tree(files, dir, d+1)) {
+			break // no deeper level left
+		}
+	}
+	return best
+}
+
+func entriesCost(es []Entry) int {
+	n := 0
+	for _, e := range es {
+		n += Cost(e)
+	}
+	return n
+}
+
+// FileList is every file path of a version that the patterns select:
+// the /v1/npm/{name}/-/files answer, a plain list with no budget (a
+// download, not an answer a model reads).
+type FileList struct {
+	PackageName string   `json:"packageName"`
+	Version     string   `json:"version"`
+	Files       []string `json:"files"`
+	Source      string   `json:"source,omitempty"`
+}
+
+// FileList returns the paths patterns select (every path when none), in
+// byte order.
+func (s *Service) FileList(ctx context.Context, t Target, patterns []string) (*FileList, error) {
+	m, err := pathglob.Compile(patterns, s.lim.Glob)
+	if err != nil {
+		return nil, &InputError{Field: "patterns", Err: err}
+	}
+	o, err := s.Open(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	res := &FileList{PackageName: o.Name, Version: o.Version, Files: []string{}, Source: o.Source}
+	files, err := pathglob.Select(ctx, m, o.Files, func(f store.File) string { return f.Path })
+	if err != nil {
+		return nil, fmt.Errorf("matching the paths of %s@%s: %w", o.Name, o.Version, err)
+	}
+	for _, f := range files {
+		res.Files = append(res.Files, f.Path)
+	}
+	return res, nil
+}
