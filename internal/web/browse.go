@@ -254,10 +254,12 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 		Pattern: pattern, Include: c.QueryParam("include"),
 		CaseInsensitive: c.QueryParam("i") != "", Fixed: c.QueryParam("F") != "", WholeWord: c.QueryParam("w") != "",
 	}
-	r := explore.GrepRequest{
-		Target:  explore.Target{PackageName: o.Name, Version: o.Version},
+	// In path order with no per-file cap before the page's own: the page
+	// groups matches by file, one group per file.
+	r := explore.Request{
+		PackageName: o.Name, Version: o.Version,
 		Pattern: pattern, CaseInsensitive: g.CaseInsensitive, FixedStrings: g.Fixed, WholeWord: g.WholeWord,
-		MaxMatches: p.lim.GrepMatches,
+		MaxMatches: p.lim.GrepMatches, MaxMatchesPerFile: p.lim.GrepMatches, Sort: "path",
 	}
 	if folder != "" {
 		r.Include = append(r.Include, folder+"/**")

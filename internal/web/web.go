@@ -47,7 +47,7 @@ type Packages interface {
 	// FileOf returns one file of an opened version.
 	FileOf(ctx context.Context, o *explore.Opened, path string) (store.File, []byte, *explore.Opened, error)
 	// Grep searches the version's text files.
-	Grep(ctx context.Context, r explore.GrepRequest) (*explore.GrepResult, error)
+	Grep(ctx context.Context, r explore.Request) (*explore.GrepResult, error)
 	// Packument returns a package's dist-tags and versions.
 	Packument(ctx context.Context, name string) (*upstream.Packument, error)
 }
