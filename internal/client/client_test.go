@@ -174,7 +174,7 @@ func TestRequestFields(t *testing.T) {
 	}
 	res, err := c.Grep(t.Context(), explore.Request{
 		PackageName: "lib", Version: "1", Pattern: "x", CaseInsensitive: true, FixedStrings: true,
-		WholeWord: true, Include: []string{"a"}, Exclude: []string{"b"}, ContextLines: 2, MaxMatches: 3, MaxMatchesPerFile: 4,
+		WholeWord: true, Include: []string{"a"}, Exclude: []string{"b"}, ContextLines: new(2), MaxMatches: 3, MaxMatchesPerFile: 4,
 	})
 	if err != nil || res.FilesSearched != 3 || res.Version != "1.0.0" {
 		t.Fatalf("grep = %+v, %v", res, err)

@@ -102,7 +102,7 @@ func checkE2E(t *testing.T, out e2eOutput) {
 		i--
 	}
 	if i < 0 || len(out.Tools) != 2 || out.Tools[1-i].Name != "explore_web_docs" ||
-		!slices.Equal(out.Tools[i].InputSchema.Properties["action"].Enum, []string{"list", "glob", "read", "grep"}) {
+		!slices.Equal(out.Tools[i].InputSchema.Properties["action"].Enum, []string{"list", "glob", "read", "grep", "diff"}) {
 		t.Fatalf("tools = %+v", out.Tools)
 	}
 	if len(out.Results) != 7 {
