@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
@@ -61,5 +62,25 @@ func TestFromSource(t *testing.T) {
 	}
 	if got := fromSource(explore.SourceJSDelivr, "x"); got != "x\n[answered from jsdelivr because the registry could not serve this version in time]" {
 		t.Errorf("jsDelivr answer: %q", got)
+	}
+}
+
+func TestRenderDiff(t *testing.T) {
+	two, one := 2, 1
+	r := &explore.DiffResult{
+		PackageName: "pkg", From: "1.0.0", To: "1.1.0",
+		Diff:  "diff --git a/x.js b/x.js\nindex v1.0.0..v1.1.0 100644\n",
+		Files: []explore.DiffFile{{Path: "x.js", Status: "modified", Added: &two, Removed: &one}},
+	}
+	got := renderDiff(r, "")
+	if want := "pkg@1.0.0 → 1.1.0: 1 file changed (+2 -1 lines)\n" + r.Diff; got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	r.Truncated, r.TruncatedBy = true, "maxBytes"
+	r.Next = &explore.Request{Action: "diff", PackageName: "pkg", From: "1.0.0", To: "1.1.0", Cursor: "diff:1:0"}
+	got = renderDiff(r, "")
+	if !strings.Contains(got, "1 file changed (+2 -1 lines) on this page\n") ||
+		!strings.HasSuffix(got, `[the diff goes on (cut by maxBytes): call again with {"action":"diff","packageName":"pkg","from":"1.0.0","to":"1.1.0","cursor":"diff:1:0"}]`) {
+		t.Errorf("truncated:\n%s", got)
 	}
 }

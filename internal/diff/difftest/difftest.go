@@ -99,6 +99,8 @@ func v1(version string) []tb.Entry {
 		file("invalid-utf8.txt", "ok\n\xff\xfe bytes\n\xe2\x82\n", 0o644),
 		file(".npmignore", "test/\n", 0o644),
 		file("unchanged.js", "module.exports = 1\n", 0o644),
+		file("LICENSE", "MIT\n", 0o644),
+		file("lib/util.js", "exports.util = () => 2\n", 0o755),
 		file("big.js", big(0), 0o644),
 		file("secrets.js", "const id = '123e4567-e89b-12d3-a456-426614174000'\n"+
 			"const token = npm_abcdefghijklmnopqrstuvwxyz0123456789AB\n"+
@@ -129,7 +131,9 @@ func v2(version string) []tb.Entry {
 		file("tabs.js", "a\nb\t\n", 0o644),
 		file("invalid-utf8.txt", "ok\n\xfe\xff bytes\n\xe2\x82\n", 0o644),
 		file(".npmignore", "test/\ncoverage/\n", 0o644),
+		file("lib/util.js", "exports.util = () => 2\n", 0o755),
 		file("unchanged.js", "module.exports = 1\n", 0o644),
+		file("LICENSE", "MIT\n", 0o644),
 		file("docs/added.md", "new doc\n", 0o644),
 		file("big.js", big(1), 0o644),
 		file("secrets.js", "const id = '123e4567-e89b-12d3-a456-426614174001'\n"+

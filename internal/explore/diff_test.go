@@ -1,0 +1,193 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/diff/difftest"
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// readCounter is the real store, counting which bodies are read.
+type readCounter struct {
+	store.Reader
+	mu   sync.Mutex
+	read map[store.Hash]int
+}
+
+func (c *readCounter) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
+	c.mu.Lock()
+	c.read[h]++
+	c.mu.Unlock()
+	return c.Reader.Blob(ctx, h)
+}
+
+// exactOnly resolves exact versions only, which is all these tests ask.
+type exactOnly struct{}
+
+func (exactOnly) Resolve(_ context.Context, _ string, spec npmspec.Spec) (string, error) {
+	if spec.Kind != npmspec.Version {
+		return "", errors.New("exactOnly: not an exact version")
+	}
+	return spec.Raw, nil
+}
+
+type noFill struct{}
+
+func (noFill) Fill(context.Context, string, string) error { return errors.New("noFill: not stored") }
+
+func fixtureService(t *testing.T) (*Service, *readCounter) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for v, tgz := range difftest.Tarballs(t) {
+		if _, err := ingest.Ingest(t.Context(), st, difftest.Package, v, "sha512-x", tgz, ingest.DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := &readCounter{Reader: st, read: map[store.Hash]int{}}
+	return New(Options{Store: rc, Resolver: exactOnly{}, Filler: noFill{}, Limits: DefaultLimits()}), rc
+}
+
+// TestDiffReadsOnlyChangedBodies: files whose hash and mode agree are
+// skipped without reading their bodies.
+func TestDiffReadsOnlyChangedBodies(t *testing.T) {
+	t.Parallel()
+	s, rc := fixtureService(t)
+	ctx := t.Context()
+	res, err := s.Diff(ctx, Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Truncated || len(res.Files) == 0 {
+		t.Fatalf("truncated=%v, %d files", res.Truncated, len(res.Files))
+	}
+	oldFiles, err := rc.Reader.Files(ctx, difftest.Package, difftest.V1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newFiles, err := rc.Reader.Files(ctx, difftest.Package, difftest.V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A body read for a changed file may also be an unchanged file's
+	// (same.png is logo.png's new body); only the others must be unread.
+	changed := map[store.Hash]bool{}
+	inNew := map[string]store.File{}
+	for _, f := range newFiles {
+		inNew[f.Path] = f
+	}
+	unchanged := 0
+	for _, f := range oldFiles {
+		if n, ok := inNew[f.Path]; !ok || n.Hash != f.Hash || n.Mode != f.Mode {
+			changed[f.Hash], changed[n.Hash] = true, true
+		}
+	}
+	for _, f := range newFiles {
+		if _, ok := inNew[f.Path]; ok {
+			continue
+		}
+		changed[f.Hash] = true
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, f := range oldFiles {
+		if n, ok := inNew[f.Path]; ok && n.Hash == f.Hash && n.Mode == f.Mode && !changed[f.Hash] {
+			unchanged++
+			if rc.read[f.Hash] > 0 {
+				t.Errorf("%s is unchanged but its body was read %d times", f.Path, rc.read[f.Hash])
+			}
+		}
+	}
+	if unchanged < 2 {
+		t.Fatalf("only %d unchanged files with bodies of their own: the fixture no longer tests this", unchanged)
+	}
+	for _, f := range res.Files {
+		if f.Path == "unchanged.js" || f.Path == "same.png" || f.Path == "empty.txt" {
+			t.Errorf("unchanged %s listed as %s", f.Path, f.Status)
+		}
+	}
+}
+
+// TestDiffPagesCoverEverythingOnce: at the smallest page, following next
+// visits every changed file exactly once and the texts add up.
+func TestDiffPagesCoverEverythingOnce(t *testing.T) {
+	t.Parallel()
+	s, _ := fixtureService(t)
+	ctx := t.Context()
+	req := Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2}
+	whole, err := s.Diff(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.MaxBytes = MinDiffAnswerBytes
+	var text strings.Builder
+	var paths []string
+	for pages := 0; ; pages++ {
+		res, err := s.Diff(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(res.Diff)
+		for _, f := range res.Files {
+			paths = append(paths, f.Path)
+		}
+		if res.Next == nil {
+			break
+		}
+		if pages > 100 {
+			t.Fatal("paging does not end")
+		}
+		req = *res.Next
+	}
+	if text.String() != whole.Diff {
+		t.Errorf("pages concatenated differ from the whole")
+	}
+	var wholePaths []string
+	for _, f := range whole.Files {
+		wholePaths = append(wholePaths, f.Path)
+	}
+	if strings.Join(paths, ",") != strings.Join(wholePaths, ",") {
+		t.Errorf("pages list %q, whole %q", paths, wholePaths)
+	}
+}
+
+// FuzzDiffCursor: a cursor parses only as the String of one, and never
+// panics.
+func FuzzDiffCursor(f *testing.F) {
+	f.Add("diff:0:0")
+	f.Add("diff:12:4096")
+	f.Add("diff:-1:0")
+	f.Add("diff:1")
+	f.Add("grep:1:2")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := parseDiffCursor(s)
+		if err != nil {
+			var in *InputError
+			if !errors.As(err, &in) || in.Field != "cursor" {
+				t.Fatalf("parseDiffCursor(%q): %v, want a cursor InputError", s, err)
+			}
+			return
+		}
+		if s != "" && c.String() != s {
+			// Leading zeros or "+" parse to the same cursor; only check
+			// that the cursor's own spelling round-trips.
+			if again, err := parseDiffCursor(c.String()); err != nil || again != c {
+				t.Fatalf("%q → %+v does not round-trip: %+v, %v", s, c, again, err)
+			}
+		}
+	})
+}
