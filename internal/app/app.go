@@ -25,7 +25,6 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
-	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/metrics"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/project"
@@ -151,7 +150,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs,
 	})
-	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, lockfile.DefaultLimits())
+	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), cfg.MaxLockfileParses)
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
 	wh.Register(e, warmBody)
 	// The project service checks access itself, for every package at once.

@@ -83,7 +83,14 @@ func (id Identity) Allows(name string) bool {
 		return true
 	}
 	scope, _, ok := strings.Cut(name, "/")
-	return ok && strings.HasPrefix(scope, "@") && slices.Contains(id.Scopes, scope)
+	return ok && strings.HasPrefix(scope, "@") && id.hasScope(scope)
+}
+
+// hasScope reports whether scope is one of the token's, in any case: npm
+// scopes are lower case, and a name spelt in another case must not match
+// differently here than in .npmrc's registry lookup.
+func (id Identity) hasScope(scope string) bool {
+	return slices.ContainsFunc(id.Scopes, func(s string) bool { return strings.EqualFold(s, scope) })
 }
 
 // AllowsPackage is Allows with private scopes: a package of a scope that
@@ -94,7 +101,7 @@ func (id Identity) AllowsPackage(name string, private bool) bool {
 		return id.Allows(name)
 	}
 	scope, _, ok := strings.Cut(name, "/")
-	return ok && slices.Contains(id.Scopes, scope)
+	return ok && id.hasScope(scope)
 }
 
 // Set is an immutable set of accepted tokens, safe for concurrent use.

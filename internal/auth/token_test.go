@@ -184,9 +184,24 @@ func TestIdentityAllows(t *testing.T) {
 		{org, "@myorgx/y", false},
 		{org, "react", false},
 		{org, "@myorg", false},
+		{org, "@MyOrg/x", true}, // scopes compare in any case, as .npmrc's do
 	} {
 		if got := tc.id.Allows(tc.name); got != tc.want {
 			t.Errorf("%v.Allows(%q) = %v, want %v", tc.id.Scopes, tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPrivateScopeInAnotherCase: an unrestricted token may not read a
+// private scope's package, however the scope is spelt.
+func TestPrivateScopeInAnotherCase(t *testing.T) {
+	all, org := Identity{}, Identity{Scopes: []string{"@priv"}}
+	for _, name := range []string{"@priv/x", "@PRIV/x", "@Priv/x"} {
+		if all.AllowsPackage(name, true) {
+			t.Errorf("an unrestricted token reads private %q", name)
+		}
+		if !org.AllowsPackage(name, true) {
+			t.Errorf("a token for @priv may not read %q", name)
 		}
 	}
 }

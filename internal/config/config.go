@@ -27,8 +27,10 @@ type Config struct {
 	ProjectDir string
 
 	// MaxBodyBytes caps a request body; MaxWarmBodyBytes the body of
-	// POST /v1/warm, which carries a lockfile (a large monorepo's runs to
-	// tens of MB).
+	// POST /v1/warm and /v1/projects, which carry a lockfile (a project's
+	// may be larger than one to warm: MaxProjectLockfileBytes). A warm
+	// body's lockfile over LockfileMaxBytes is refused before it is
+	// copied, so a body at this limit costs the mirror about twice it.
 	MaxBodyBytes, MaxWarmBodyBytes int64
 	// MaxProjectPackages caps the folders of a registered project's
 	// node_modules tree; MaxProjectLockfileBytes its lockfile; a project
@@ -38,6 +40,14 @@ type Config struct {
 	MaxProjectPackages      int
 	MaxProjectLockfileBytes int64
 	ProjectWait             time.Duration
+	// LockfileMaxBytes, LockfileMaxNodes bound one lockfile parse (see
+	// lockfile.Limits, which gives the reasons for the defaults: 8 MiB
+	// and 800,000 nodes hold about 10,000 packages in any format), and
+	// MaxLockfileParses how many POST /v1/warm bodies are read and parsed
+	// at once; more wait their turn (warm.DefaultMaxLockfileParses).
+	LockfileMaxBytes  int64
+	LockfileMaxNodes  int
+	MaxLockfileParses int
 	// AllowedHosts are the Host names a mirror without tokens answers
 	// besides the loopback names; "*" allows any.
 	AllowedHosts []string
@@ -274,6 +284,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxProjectPackages, "max-project-packages", "most package folders a registered project may install")
 	b.Bytes(&c.MaxProjectLockfileBytes, "max-project-lockfile-bytes", "largest lockfile POST /v1/projects accepts")
 	b.Dur(&c.ProjectWait, "project-wait", "how long a project grep waits for packages not yet warm before answering with complete: false")
+	b.Bytes(&c.LockfileMaxBytes, "lockfile-max-bytes", "largest lockfile POST /v1/warm parses")
+	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
+	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm bodies read and parsed at once; more wait")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
@@ -403,6 +416,9 @@ func (c Config) Validate() error {
 	if c.ProjectWait < 0 {
 		errs = append(errs, fmt.Errorf("project-wait must not be negative, got %s", c.ProjectWait))
 	}
+	positive("lockfile-max-bytes", c.LockfileMaxBytes)
+	positive("lockfile-max-nodes", int64(c.LockfileMaxNodes))
+	positive("max-lockfile-parses", int64(c.MaxLockfileParses))
 	positive("max-tarball-bytes", c.MaxTarballBytes)
 	positive("max-unpacked-bytes", c.MaxUnpackedBytes)
 	positive("max-files", int64(c.MaxFiles))

@@ -10,10 +10,12 @@ import (
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
@@ -28,11 +30,15 @@ func Default() Config {
 	rc, co := redisconn.DefaultOptions(), cache.DefaultOptions()
 	wv, wl, mdn := webdocs.DefaultVersions(), webdocs.DefaultLimits(), webdocs.DefaultMDNOptions()
 	pl := project.DefaultLimits()
+	lf := lockfile.DefaultLimits()
 	return Config{
-		Addr:             "127.0.0.1:7878",
-		DataDir:          defaultDataDir(),
-		MaxBodyBytes:     1 << 20,
-		MaxWarmBodyBytes: 64 << 20,
+		Addr:              "127.0.0.1:7878",
+		DataDir:           defaultDataDir(),
+		MaxBodyBytes:      1 << 20,
+		MaxWarmBodyBytes:  64 << 20,
+		LockfileMaxBytes:  lf.MaxBytes,
+		LockfileMaxNodes:  lf.MaxNodes,
+		MaxLockfileParses: warm.DefaultMaxLockfileParses,
 
 		MaxProjectPackages:      pl.MaxPackages,
 		MaxProjectLockfileBytes: pl.MaxLockfileBytes,
@@ -148,6 +154,13 @@ func (c Config) Upstream() upstream.Config {
 	u.RequestTimeout, u.TarballTimeout = c.UpstreamTimeout, c.TarballTimeout
 	u.MaxTarballBytes, u.AllowedTarballHosts = c.MaxTarballBytes, c.AllowedTarballHosts
 	return u
+}
+
+// Lockfile bounds a lockfile parse of POST /v1/warm.
+func (c Config) Lockfile() lockfile.Limits {
+	l := lockfile.DefaultLimits()
+	l.MaxBytes, l.MaxNodes = c.LockfileMaxBytes, c.LockfileMaxNodes
+	return l
 }
 
 // Ingest is the ingest caps.

@@ -11,6 +11,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -41,6 +42,7 @@ func TestDefaultsAreThePackages(t *testing.T) {
 	}{
 		{"upstream", up, wantUp},
 		{"ingest", c.Ingest(), ingest.DefaultLimits()},
+		{"lockfile", c.Lockfile(), lockfile.DefaultLimits()},
 		{"fill", c.Fill(), fill.Options{Timeout: c.FillTimeout, FailedRetryAfter: fill.DefaultFailedRetryAfter, Ingest: ingest.DefaultLimits()}},
 		{"grep", c.GrepLimits(), index.DefaultSearchLimits()},
 		{"search", c.Search(), search.DefaultOptions(filepath.Join("/data", "indexes"))},

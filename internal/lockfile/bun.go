@@ -37,13 +37,17 @@ type bunInfo struct {
 	PeerDependencies     map[string]string `json:"peerDependencies"`
 }
 
-// parseBun checks bracket nesting against MaxNesting before hujson
-// parses: hujson's parser recurses once per level with no limit of its
-// own, and a file of 64 MiB of "[" would overflow the stack, which Go
-// cannot recover from.
+// parseBun checks bracket nesting against MaxNesting and the node count
+// against MaxNodes before hujson parses: hujson's parser recurses once per
+// level with no limit of its own (a file of 64 MiB of "[" would overflow
+// the stack, which Go cannot recover from), and builds its whole tree at
+// about 300 bytes per node.
 func parseBun(data []byte, lim Limits) (*Lockfile, error) {
 	if d := jsoncDepth(data); d > lim.MaxNesting {
 		return nil, fmt.Errorf("%w: brackets nest %d deep, over the limit MaxNesting = %d", ErrInvalid, d, lim.MaxNesting)
+	}
+	if err := lim.checkNodes(data); err != nil {
+		return nil, err
 	}
 	std, err := hujson.Standardize(append([]byte(nil), data...))
 	if err != nil {

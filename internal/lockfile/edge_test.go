@@ -331,7 +331,7 @@ func TestMalformed(t *testing.T) {
 
 func TestYarnNestingIsBounded(t *testing.T) {
 	var b strings.Builder
-	for i := 0; i < 5000; i++ {
+	for i := 0; i < 2000; i++ {
 		b.WriteString(strings.Repeat("  ", i) + "k:\n")
 	}
 	_, err := Parse("yarn.lock", []byte(b.String()))
@@ -360,7 +360,8 @@ func TestYAMLAliasBombIsRefused(t *testing.T) {
 	// A billion-laughs shaped to the lockfile's own types, so that the
 	// decoder must expand it: 1,000 packages that each alias one map of
 	// 1,000 dependencies would decode to a million entries from 27 KB.
-	// go.yaml.in/yaml/v3 refuses documents with that ratio of aliases.
+	// Lockfiles never use anchors, so any alias is refused before
+	// decoding.
 	var b strings.Builder
 	b.WriteString("x: &s 1.0.0\nd: &d {")
 	for i := 0; i < 1000; i++ {
@@ -377,8 +378,8 @@ func TestYAMLAliasBombIsRefused(t *testing.T) {
 		"pnpm-lock.yaml": "lockfileVersion: '6.0'\n" + body + "packages: {" + keys + "}\n",
 		"yarn.lock":      "__metadata: {version: 8}\n" + body + strings.ReplaceAll(strings.ReplaceAll(keys, "\"/", "\""), ", ", "\n"),
 	} {
-		if _, err := Parse(name, []byte(data)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "excessive aliasing") {
-			t.Errorf("%s alias bomb: %v, want ErrInvalid for excessive aliasing", name, err)
+		if _, err := Parse(name, []byte(data)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "YAML alias") {
+			t.Errorf("%s alias bomb: %v, want ErrInvalid for a YAML alias", name, err)
 		}
 	}
 }

@@ -88,14 +88,14 @@ func formatByName(base string) string {
 
 // sniff recognizes a lockfile by content, for a file whose name says
 // nothing (an upload). It returns "" when nothing fits.
-func sniff(data []byte, maxNesting int) string {
+func sniff(data []byte, lim Limits) string {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	switch {
 	case bytes.HasPrefix(trimmed, []byte("#!/usr/bin/env bun")):
 		return "bun.lockb"
 	case bytes.HasPrefix(trimmed, []byte("{")):
-		return sniffJSON(trimmed, maxNesting)
+		return sniffJSON(trimmed, lim)
 	case isBerry(data), bytes.Contains(data, []byte("# yarn lockfile v1")):
 		return "yarn"
 	}
@@ -111,7 +111,7 @@ func sniff(data []byte, maxNesting int) string {
 // lockfileVersion with "workspaces" keyed by folder ("" is bun's root) or
 // array-valued packages is bun's, a lockfileVersion otherwise npm's, and
 // no lockfileVersion a package.json.
-func sniffJSON(data []byte, maxNesting int) string {
+func sniffJSON(data []byte, lim Limits) string {
 	var probe struct {
 		LockfileVersion json.RawMessage            `json:"lockfileVersion"`
 		Workspaces      json.RawMessage            `json:"workspaces"`
@@ -120,8 +120,8 @@ func sniffJSON(data []byte, maxNesting int) string {
 	if json.Unmarshal(data, &probe) != nil {
 		// Not strict JSON: bun.lock's trailing commas are the one JSONC
 		// format here.
-		if jsoncDepth(data) > maxNesting {
-			return "bun" // parseBun reports the nesting
+		if jsoncDepth(data) > lim.MaxNesting || lim.checkNodes(data) != nil {
+			return "bun" // parseBun reports the nesting or the size
 		}
 		std, err := hujson.Standardize(append([]byte(nil), data...))
 		if err != nil || json.Unmarshal(std, &probe) != nil {

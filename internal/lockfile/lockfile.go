@@ -216,21 +216,41 @@ var (
 	// package does not read (pnpm lockfile 5, the binary bun.lockb, an
 	// unknown file name whose content is not recognized).
 	ErrUnsupported = errors.New("unsupported lockfile")
-	// ErrTooLarge: the file is bigger than Limits.MaxBytes.
+	// ErrTooLarge: the file is bigger than Limits.MaxBytes, or holds
+	// more syntax nodes than Limits.MaxNodes.
 	ErrTooLarge = errors.New("lockfile too large")
 	// ErrNoLockfile: Find found neither a lockfile nor a package.json.
 	ErrNoLockfile = errors.New("no lockfile or package.json")
 )
 
-// Limits bound what one parse may cost. Memory is about proportional to
-// the input (a few times MaxBytes at worst, for decoded JSON), so
-// MaxBytes is the main bound.
+// Limits bound what one parse may cost: MaxBytes the input, MaxNodes the
+// syntax tree the YAML and JSONC parsers build before decoding (whose
+// memory the input's size alone does not bound), MaxNesting the
+// recursion. With the defaults, the costliest input each format accepts
+// peaks under 256 MiB RSS in a mirror process (docs/RELIABILITY.md, "Lockfile
+// parsing memory").
 type Limits struct {
 	// MaxBytes caps the lockfile, and the package.json ParseFile reads
-	// beside it. Default 64 MiB: the fixtures spend 250 (bun.lock) to 850
-	// (package-lock v2, which holds both of npm's layouts) bytes per
-	// package, so even a 20,000-package monorepo fits in 17 MiB.
+	// beside it. Default 8 MiB. Lockfiles written by the tools spend 240
+	// (bun.lock) to 410 (package-lock v3) bytes per package on the
+	// 396-package testdata/midsize-app, and 850 in package-lock v2 (which
+	// holds both of npm's layouts), so 8 MiB holds about 10,000 packages
+	// in v2 and 20,000 in the others: a large monorepo locks 5,000 to
+	// 10,000. The JSON formats decode at up to 15 times their size in
+	// heap (a package-lock.json of empty entries), which makes this their
+	// memory bound: at 12 MiB such a file peaked at 280 MiB RSS in the
+	// mirror, over issue 11's 256 MiB target; at 8 MiB, 172.
 	MaxBytes int64
+	// MaxNodes caps an upper bound on the syntax nodes of pnpm and yarn
+	// berry YAML and bun's JSONC (see nodeBound), and twice the fields of
+	// a yarn v1 lockfile (a key and a value each), since those parsers
+	// build their whole tree first at 200 to 300 bytes per node, and a
+	// node can cost 2 bytes of input. Default 800,000: the lockfiles the
+	// tools wrote bound 33 nodes per package (pnpm, bun; yarn v1 16), so
+	// about 24,000 packages fit, while the costliest input it lets
+	// through (a pnpm "packages" of empty entries) peaks near 210 MiB RSS
+	// in the mirror; at 1,000,000 it was 246.
+	MaxNodes int
 	// MaxNesting caps how deep yarn.lock v1 blocks and bun.lock brackets
 	// nest, since both parsers recurse per level. Yarn writes 3 levels
 	// (entry, dependencies, name) and bun 5 (packages, key, array, info,
@@ -241,13 +261,16 @@ type Limits struct {
 
 // DefaultLimits returns the defaults documented on each field.
 func DefaultLimits() Limits {
-	return Limits{MaxBytes: 64 << 20, MaxNesting: 16}
+	return Limits{MaxBytes: 8 << 20, MaxNodes: 800_000, MaxNesting: 16}
 }
 
 // Validate reports the first setting that is not positive, by name.
 func (lim Limits) Validate() error {
 	if lim.MaxBytes <= 0 {
 		return fmt.Errorf("lockfile: limit MaxBytes = %d: must be positive", lim.MaxBytes)
+	}
+	if lim.MaxNodes <= 0 {
+		return fmt.Errorf("lockfile: limit MaxNodes = %d: must be positive", lim.MaxNodes)
 	}
 	if lim.MaxNesting <= 0 {
 		return fmt.Errorf("lockfile: limit MaxNesting = %d: must be positive", lim.MaxNesting)
@@ -322,7 +345,7 @@ func (lim Limits) parse(filename string, data, manifest []byte, withTree bool) (
 	}
 	format := formatByName(base)
 	if format == "" {
-		format = sniff(data, lim.MaxNesting)
+		format = sniff(data, lim)
 	}
 	var (
 		lf  *Lockfile
@@ -332,7 +355,7 @@ func (lim Limits) parse(filename string, data, manifest []byte, withTree bool) (
 	case "package-lock", "npm-shrinkwrap":
 		lf, err = parseNPM(format, data, man)
 	case "pnpm":
-		lf, err = parsePNPM(data)
+		lf, err = parsePNPM(data, lim)
 	case "yarn":
 		lf, err = parseYarn(data, man, lim)
 	case "bun":

@@ -300,7 +300,7 @@ func TestFind(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	path := filepath.Join("testdata", "package-lock-v3", "package-lock.json")
-	small := Limits{MaxBytes: 1000, MaxNesting: 16}
+	small := Limits{MaxBytes: 1000, MaxNodes: 1000, MaxNesting: 16}
 	if _, err := small.ParseFile(path); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("ParseFile over MaxBytes: %v, want ErrTooLarge", err)
 	}
@@ -310,7 +310,7 @@ func TestLimits(t *testing.T) {
 	if _, err := small.ParseWithManifest("yarn.lock", nil, make([]byte, 1001)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("manifest over MaxBytes: %v, want ErrTooLarge", err)
 	}
-	for _, lim := range []Limits{{}, {MaxBytes: 1}, {MaxNesting: 1}} {
+	for _, lim := range []Limits{{}, {MaxBytes: 1}, {MaxNesting: 1}, {MaxBytes: 1, MaxNesting: 1}} {
 		if _, err := lim.Parse("package.json", []byte("{}")); err == nil || !strings.Contains(err.Error(), "must be positive") {
 			t.Errorf("%+v.Parse: %v, want a named-setting error", lim, err)
 		}

@@ -20,17 +20,17 @@ import (
 // refToRelative turns into a "dependency path" keying "packages" (and, in
 // version 9, "snapshots", which hold the edges).
 type pnpmLock struct {
-	LockfileVersion string                  `yaml:"lockfileVersion"`
-	Importers       map[string]pnpmImporter `yaml:"importers"`
-	Packages        map[string]pnpmPackage  `yaml:"packages"`
-	Snapshots       map[string]pnpmSnapshot `yaml:"snapshots"`
+	LockfileVersion string                `yaml:"lockfileVersion"`
+	Importers       yamlMap[pnpmImporter] `yaml:"importers"`
+	Packages        yamlMap[pnpmPackage]  `yaml:"packages"`
+	Snapshots       yamlMap[pnpmSnapshot] `yaml:"snapshots"`
 	pnpmImporter    `yaml:",inline"`
 }
 
 type pnpmImporter struct {
-	Dependencies         map[string]pnpmImporterDep `yaml:"dependencies"`
-	DevDependencies      map[string]pnpmImporterDep `yaml:"devDependencies"`
-	OptionalDependencies map[string]pnpmImporterDep `yaml:"optionalDependencies"`
+	Dependencies         yamlMap[pnpmImporterDep] `yaml:"dependencies"`
+	DevDependencies      yamlMap[pnpmImporterDep] `yaml:"devDependencies"`
+	OptionalDependencies yamlMap[pnpmImporterDep] `yaml:"optionalDependencies"`
 }
 
 type pnpmImporterDep struct {
@@ -52,10 +52,12 @@ type pnpmPackage struct {
 	// PeerDependencies names the peers, whose resolutions pnpm also lists
 	// among the dependencies: Tree places a package only where its peers
 	// resolve to those, as npm does.
-	PeerDependencies     map[string]string `yaml:"peerDependencies"`
-	PeerDependenciesMeta map[string]struct {
-		Optional bool `yaml:"optional"`
-	} `yaml:"peerDependenciesMeta"`
+	PeerDependencies     yamlMap[string]       `yaml:"peerDependencies"`
+	PeerDependenciesMeta yamlMap[pnpmPeerMeta] `yaml:"peerDependenciesMeta"`
+}
+
+type pnpmPeerMeta struct {
+	Optional bool `yaml:"optional"`
 }
 
 type pnpmResolution struct {
@@ -68,11 +70,14 @@ type pnpmResolution struct {
 }
 
 type pnpmSnapshot struct {
-	Dependencies         map[string]string `yaml:"dependencies"`
-	OptionalDependencies map[string]string `yaml:"optionalDependencies"`
+	Dependencies         yamlMap[string] `yaml:"dependencies"`
+	OptionalDependencies yamlMap[string] `yaml:"optionalDependencies"`
 }
 
-func parsePNPM(data []byte) (*Lockfile, error) {
+func parsePNPM(data []byte, lim Limits) (*Lockfile, error) {
+	if err := lim.checkNodes(data); err != nil {
+		return nil, err
+	}
 	lock, err := decodePNPM(data)
 	if err != nil {
 		return nil, err
@@ -147,12 +152,19 @@ func decodePNPM(data []byte) (*pnpmLock, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var found *pnpmLock
 	for {
-		var lock pnpmLock
-		err := dec.Decode(&lock)
+		var doc yaml.Node
+		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		if err := noAliases(&doc); err != nil {
+			return nil, err
+		}
+		var lock pnpmLock
+		if err := doc.Decode(&lock); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		if found == nil || lock.Importers != nil || lock.Packages != nil {

@@ -17,7 +17,7 @@ func parseYarn(data []byte, loadManifest func() (*manifestDeps, error), lim Limi
 		return nil, err
 	}
 	if isBerry(data) {
-		return parseBerry(data, man)
+		return parseBerry(data, man, lim)
 	}
 	return parseYarnV1(data, man, lim)
 }
@@ -142,7 +142,7 @@ func (y *yarnGraph) guessRoots() {
 
 // parseYarnV1 reads a yarn classic lockfile.
 func parseYarnV1(data []byte, man *manifestDeps, lim Limits) (*Lockfile, error) {
-	fields, err := parseYarnV1Syntax(data, lim.MaxNesting)
+	fields, err := parseYarnV1Syntax(data, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -194,18 +194,28 @@ func yarnV1Dep(e yarnEntry, name, rng string) (Dep, bool) {
 
 // berryEntry is one entry of a berry lockfile.
 type berryEntry struct {
-	Version              string            `yaml:"version"`
-	Resolution           string            `yaml:"resolution"`
-	Dependencies         map[string]string `yaml:"dependencies"`
-	OptionalDependencies map[string]string `yaml:"optionalDependencies"`
+	Version              string          `yaml:"version"`
+	Resolution           string          `yaml:"resolution"`
+	Dependencies         yamlMap[string] `yaml:"dependencies"`
+	OptionalDependencies yamlMap[string] `yaml:"optionalDependencies"`
 }
 
 // parseBerry reads a yarn 2+ lockfile: YAML whose keys are
 // comma-separated descriptors and whose entries name their resolution as
 // a locator, "name@protocol:reference".
-func parseBerry(data []byte, man *manifestDeps) (*Lockfile, error) {
-	var raw map[string]berryEntry
-	if err := yaml.Unmarshal(data, &raw); err != nil {
+func parseBerry(data []byte, man *manifestDeps, lim Limits) (*Lockfile, error) {
+	if err := lim.checkNodes(data); err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if err := noAliases(&doc); err != nil {
+		return nil, err
+	}
+	var raw yamlMap[berryEntry]
+	if err := doc.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	meta, ok := raw["__metadata"]

@@ -55,14 +55,17 @@ type yarnParser struct {
 	lastNL     bool // the previous token ended a line, so spaces indent
 	tok        yarnTok
 	maxNesting int
+	// nodes counts the keys and values parsed so far, against maxNodes:
+	// the fields are kept until the whole file is read.
+	nodes, maxNodes int
 }
 
 // parseYarnV1Syntax parses the whole file into its top-level fields.
-func parseYarnV1Syntax(data []byte, maxNesting int) ([]yarnField, error) {
+func parseYarnV1Syntax(data []byte, lim Limits) ([]yarnField, error) {
 	if bytes.Contains(data, []byte("\n<<<<<<<")) || bytes.HasPrefix(data, []byte("<<<<<<<")) {
 		return nil, fmt.Errorf("%w: git merge conflict markers (run yarn install to resolve them)", ErrInvalid)
 	}
-	p := &yarnParser{data: data, line: 1, lastNL: true, maxNesting: maxNesting}
+	p := &yarnParser{data: data, line: 1, lastNL: true, maxNesting: lim.MaxNesting, maxNodes: lim.MaxNodes}
 	if err := p.next(); err != nil {
 		return nil, err
 	}
@@ -238,10 +241,16 @@ func (p *yarnParser) block(indent int) ([]yarnField, error) {
 // field parses `key[, key...] value` or `key[, key...]:` and its block.
 func (p *yarnParser) field(indent int) (yarnField, error) {
 	f := yarnField{keys: []string{p.tok.value}, line: p.tok.line}
+	if err := p.count(); err != nil {
+		return f, err
+	}
 	if err := p.next(); err != nil {
 		return f, err
 	}
 	for p.tok.kind == yarnComma {
+		if err := p.count(); err != nil {
+			return f, err
+		}
 		if err := p.next(); err != nil {
 			return f, err
 		}
@@ -272,6 +281,16 @@ func (p *yarnParser) field(indent int) (yarnField, error) {
 		return f, nil
 	}
 	return f, p.unexpected(tokName(p.tok.kind) + " after key " + truncate(f.keys[0]) + " (want a value or a colon)")
+}
+
+// count counts a key and its value (or the key of a key list) as two
+// nodes against maxNodes.
+func (p *yarnParser) count() error {
+	p.nodes += 2
+	if p.nodes > p.maxNodes {
+		return fmt.Errorf("line %d: more than %d keys and values, over the limit MaxNodes (setting lockfile-max-nodes): %w", p.tok.line, p.maxNodes, ErrTooLarge)
+	}
+	return nil
 }
 
 func tokName(k yarnTokKind) string {

@@ -139,7 +139,7 @@ func LoadWithOptions(projectDir string, env func(string) string, opts Options) (
 		if err != nil {
 			return nil, fmt.Errorf("npm setting %s from %s: %w", k, l.origin[k], err)
 		}
-		c.scopes[scope] = u
+		c.scopes[strings.ToLower(scope)] = u
 	}
 	return c, nil
 }
@@ -152,11 +152,13 @@ func (c *Config) Registry() string { return c.registry }
 
 // RegistryFor is the registry URL (with a trailing slash) that serves pkg:
 // its scope's registry when pkg is "@scope/name" and "@scope:registry" is
-// set, the default registry otherwise.
+// set, the default registry otherwise. Scopes match in any case, so that a
+// name spelt "@MyOrg/x" (which npmspec.ValidateName refuses) could not
+// reach the default registry instead of @myorg's.
 func (c *Config) RegistryFor(pkg string) string {
 	if strings.HasPrefix(pkg, "@") {
 		if scope, _, ok := strings.Cut(pkg, "/"); ok {
-			if u, ok := c.scopes[scope]; ok {
+			if u, ok := c.scopes[strings.ToLower(scope)]; ok {
 				return u
 			}
 		}

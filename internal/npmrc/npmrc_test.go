@@ -187,6 +187,8 @@ func TestRegistryFor(t *testing.T) {
 	tests := map[string]string{
 		"lodash":         "http://main.invalid/",
 		"@corp/tool":     "http://corp.invalid/npm/",
+		"@CORP/tool":     "http://corp.invalid/npm/", // never the default registry
+		"@Corp/tool":     "http://corp.invalid/npm/",
 		"@other/x":       "http://other.invalid/",
 		"@unknown/x":     "http://main.invalid/",
 		"@corp":          "http://main.invalid/", // not a scoped package name

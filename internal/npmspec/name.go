@@ -48,10 +48,12 @@ func (e *NameError) Is(target error) bool { return target == ErrInvalidName }
 // ValidateName returns nil if name may be looked up, or a *NameError
 // saying what is wrong. It accepts what validate-npm-package-name accepts
 // for existing packages (validForOldPackages: capital letters, core module
-// names and the characters ~'!()* are only warnings there) with three
+// names and the characters ~'!()* are only warnings there) with four
 // additions, because a name is spliced into a registry URL path and a store
-// key: at most MaxNameLength bytes, no ".." anywhere, and the scope, like
-// the name, may not start with a dot ("@../x" would otherwise pass).
+// key and its scope picks a registry: at most MaxNameLength bytes, no ".."
+// anywhere, the scope, like the name, may not start with a dot ("@../x"
+// would otherwise pass), and the scope is lower case (as npm requires of
+// every scoped package; "@MyOrg/x" would otherwise miss @myorg's registry).
 func ValidateName(name string) error {
 	bad := func(format string, args ...any) error {
 		return &NameError{Name: name, Reason: fmt.Sprintf(format, args...)}
@@ -86,6 +88,12 @@ func ValidateName(name string) error {
 			return bad("has a scope but no name after it")
 		case scope[0] == '.':
 			return bad("may not have a scope that starts with a dot")
+		case strings.ToLower(scope) != scope:
+			// npm has never allowed capitals in a scope (scopes came
+			// after the lower-case rule), so no registry holds one, and a
+			// scope matched against .npmrc and token scopes in another
+			// case must not slip past them to another registry.
+			return bad("may not have capital letters in its scope (npm scopes are lower case: @%s)", strings.ToLower(scope))
 		case strings.Contains(rest, "/"):
 			return bad(`may contain only one "/", after the scope`)
 		}

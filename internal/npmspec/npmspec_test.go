@@ -38,6 +38,8 @@ func TestValidateName(t *testing.T) {
 		{"@/x", "has an empty scope"},
 		{"@scope/", "has a scope but no name after it"},
 		{"@.scope/x", "may not have a scope that starts with a dot"},
+		{"@Scope/x", "may not have capital letters in its scope (npm scopes are lower case: @scope)"},
+		{"@scope/X", ""}, // npm only warns about the name's capitals
 		{"@../x", `may not contain ".."`},
 		{"@scope/.x", "may not start with a dot after the scope"},
 		{"@scope/a/b", `may contain only one "/", after the scope`},

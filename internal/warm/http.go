@@ -2,11 +2,10 @@ package warm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"runtime/debug"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -31,16 +30,27 @@ type Requests interface {
 //	  → 202 {"id":"…","status":"/v1/warm/…"}
 //	GET /v1/warm/{id} → 200 Progress
 //
-// The body size is bounded by the server's max-body-bytes, and the
-// lockfile's parse by Lockfile limits.
+// The body size is bounded by the server's max-warm-body-bytes, the
+// lockfile's parse by lockfile limits, and how many bodies are read and
+// parsed at once by a semaphore: the body, its decoded strings and the
+// parse are the cost of a POST, and a few at once must not add up to more
+// memory than the process has.
 type Handlers struct {
-	reqs Requests
-	lim  lockfile.Limits
+	reqs   Requests
+	lim    lockfile.Limits
+	parses chan struct{}
 }
 
-// NewHandlers returns the handlers over reqs, parsing lockfiles within lim.
-func NewHandlers(reqs Requests, lim lockfile.Limits) *Handlers {
-	return &Handlers{reqs: reqs, lim: lim}
+// DefaultMaxLockfileParses is the default of the setting
+// max-lockfile-parses: 2, since the costliest lockfile the default limits
+// accept takes a mirror to about 200 MiB RSS from 40, so two at once stay
+// under 512 MiB however many arrive (docs/RELIABILITY.md).
+const DefaultMaxLockfileParses = 2
+
+// NewHandlers returns the handlers over reqs, parsing lockfiles within lim
+// and at most maxParses bodies at once.
+func NewHandlers(reqs Requests, lim lockfile.Limits, maxParses int) *Handlers {
+	return &Handlers{reqs: reqs, lim: lim, parses: make(chan struct{}, max(maxParses, 1))}
 }
 
 // Register mounts the routes on e; mw wraps the POST (its body limit:
@@ -80,24 +90,17 @@ type PostResponse struct {
 }
 
 func (h *Handlers) post(c echo.Context) error {
-	var body PostBody
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		var he *echo.HTTPError // the server's body limit
-		if errors.As(err, &he) {
-			return he
-		}
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge)
-		}
-		return echo.NewHTTPError(http.StatusBadRequest, "decoding the body: "+err.Error())
+	ctx := c.Request().Context()
+	if err := h.acquire(ctx); err != nil {
+		c.Response().Header().Set("Retry-After", "1")
+		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return echo.NewHTTPError(http.StatusBadRequest, "the body holds more than one JSON value")
+	defer h.release()
+	body, err := readBody(c.Request())
+	if err != nil {
+		return err
 	}
-	id, err := h.Accept(c.Request().Context(), body)
+	id, err := h.accept(ctx, &body)
 	if err != nil {
 		return err
 	}
@@ -106,10 +109,35 @@ func (h *Handlers) post(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, PostResponse{ID: id, Status: status})
 }
 
+// acquire takes one of the parse slots (setting max-lockfile-parses),
+// waiting until one is free or ctx ends. The POST takes it before reading
+// its body, so that the memory a body and its parse take is bounded too.
+func (h *Handlers) acquire(ctx context.Context) error {
+	select {
+	case h.parses <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "the mirror is parsing other lockfiles (setting max-lockfile-parses); retry")
+	}
+}
+
+func (h *Handlers) release() { <-h.parses }
+
 // Accept checks a request's body and queues it, returning its id: the
 // POST handler and the web page's warm form both submit through it. A
-// refusal is an *echo.HTTPError naming what to fix.
+// refusal is an *echo.HTTPError naming what to fix. It holds a parse slot
+// while it runs.
 func (h *Handlers) Accept(ctx context.Context, body PostBody) (string, error) {
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer h.release()
+	return h.accept(ctx, &body)
+}
+
+// accept is Accept within a parse slot. It drops the lockfile's text from
+// body once copied, so that the parse's memory does not come on top of it.
+func (h *Handlers) accept(ctx context.Context, body *PostBody) (string, error) {
 	var wants []Want
 	var source string
 	switch {
@@ -120,16 +148,31 @@ func (h *Handlers) Accept(ctx context.Context, body PostBody) (string, error) {
 		if lf.Name == "" || lf.Content == "" {
 			return "", echo.NewHTTPError(http.StatusBadRequest, `"lockfile" needs "name" (e.g. "package-lock.json") and "content"`)
 		}
+		if n := int64(len(lf.Content)); n > h.lim.MaxBytes {
+			return "", echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("lockfile: %s is %d bytes, over the limit of %d (setting lockfile-max-bytes)", lf.Name, n, h.lim.MaxBytes))
+		}
+		name, data := lf.Name, []byte(lf.Content)
 		var manifest []byte
 		if lf.PackageJSON != "" {
 			manifest = []byte(lf.PackageJSON)
 		}
-		parsed, err := h.lim.ParseWithManifest(lf.Name, []byte(lf.Content), manifest)
+		// The body's strings are garbage now: return them to the OS
+		// before the parse, whose own peak comes on top. One full
+		// collection per large lockfile is cheap next to its parse.
+		lf.Content, lf.PackageJSON = "", ""
+		if len(data) > 1<<20 {
+			debug.FreeOSMemory()
+		}
+		parsed, err := h.lim.ParseWithManifest(name, data, manifest)
+		if errors.Is(err, lockfile.ErrTooLarge) {
+			return "", echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
+		}
 		if err != nil {
 			return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 		}
 		wants = Wants(parsed)
-		source = fmt.Sprintf("POST /v1/warm: %s (%s)", lf.Name, parsed.Format)
+		source = fmt.Sprintf("POST /v1/warm: %s (%s)", name, parsed.Format)
 	default:
 		for _, s := range body.Specs {
 			wants = append(wants, ParseSpecArg(strings.TrimSpace(s)))
@@ -137,7 +180,7 @@ func (h *Handlers) Accept(ctx context.Context, body PostBody) (string, error) {
 		source = fmt.Sprintf("POST /v1/warm: %d specs", len(body.Specs))
 	}
 	id, err := h.reqs.Submit(ctx, source, wants)
-	if errors.Is(err, ErrTooMany) {
+	if errors.Is(err, ErrTooMany) || errors.Is(err, ErrInvalidWant) {
 		return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if err != nil {

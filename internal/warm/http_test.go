@@ -26,7 +26,7 @@ func TestHTTP(t *testing.T) {
 	w := newWorker(t, reg, newLocation(t, sqliteBackend).open(t), testConfig(), nil)
 	w.start()
 	e := echo.New()
-	NewHandlers(w.q, lockfile.DefaultLimits()).Register(e)
+	NewHandlers(w.q, lockfile.DefaultLimits(), 2).Register(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 
@@ -90,14 +90,18 @@ func TestHTTP(t *testing.T) {
 		}
 	})
 	for name, body := range map[string]string{
-		"both":         `{"specs":["ms"],"lockfile":{"name":"package-lock.json","content":"{}"}}`,
-		"neither":      `{}`,
-		"empty specs":  `{"specs":[]}`,
-		"unknown":      `{"specs":["ms"],"priority":1}`,
-		"two values":   `{"specs":["ms"]} {}`,
-		"not json":     `specs=ms`,
-		"bad lockfile": `{"lockfile":{"name":"yarn.lock","content":"\"a@^1\":\n  version 1\n    x"}}`,
-		"no content":   `{"lockfile":{"name":"package-lock.json"}}`,
+		"both":                   `{"specs":["ms"],"lockfile":{"name":"package-lock.json","content":"{}"}}`,
+		"neither":                `{}`,
+		"empty specs":            `{"specs":[]}`,
+		"unknown":                `{"specs":["ms"],"priority":1}`,
+		"two values":             `{"specs":["ms"]} {}`,
+		"not json":               `specs=ms`,
+		"bad lockfile":           `{"lockfile":{"name":"yarn.lock","content":"\"a@^1\":\n  version 1\n    x"}}`,
+		"no content":             `{"lockfile":{"name":"package-lock.json"}}`,
+		"a bad name":             `{"specs":["ms","Bad Name"]}`,
+		"a NUL":                  `{"specs":["ms","a\u0000b@1.0.0"]}`,
+		"a NUL in a lockfile":    `{"lockfile":{"name":"package-lock.json","content":"{\"lockfileVersion\":3,\"packages\":{\"node_modules/a\\u0000b\":{\"version\":\"1.0.0\"}}}"}}`,
+		"unknown lockfile field": `{"lockfile":{"name":"package-lock.json","content":"{}","size":1}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if status, b := post(body); status != http.StatusBadRequest {

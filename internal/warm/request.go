@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -24,6 +26,11 @@ var ErrNotFound = errors.New("no such warm request")
 // Config.MaxRequestItems packages.
 var ErrTooMany = errors.New("too many packages in one warm request")
 
+// ErrInvalidWant is returned by Submit when a want's name is not a
+// package name, or a field holds a NUL byte or invalid UTF-8: the request
+// is refused whole, before anything is recorded or queued.
+var ErrInvalidWant = errors.New("invalid package in warm request")
+
 // insertBatch is how many jobs one InsertMany carries: one statement per
 // batch on Postgres, where a lockfile of 1,000 packages then costs two
 // round trips.
@@ -34,10 +41,18 @@ const insertBatch = 500
 // the jobs, which run on whichever processes work the queue. Duplicate
 // wants are recorded once. An exact version already stored is recorded
 // Present at once (one lookup); a want with Skip set is recorded Skipped;
-// a want whose name or spec is invalid is recorded Failed.
+// a want whose spec cannot be warmed (a git URL, an invalid range) is
+// recorded Failed. A want whose name is invalid, or that holds a NUL byte
+// or invalid UTF-8 anywhere (which Postgres cannot store), fails the whole
+// request with ErrInvalidWant before anything is recorded or queued.
 func (q *Queue) Submit(ctx context.Context, source string, wants []Want) (string, error) {
 	if len(wants) > q.cfg.MaxRequestItems {
 		return "", fmt.Errorf("warm: %d packages (setting max-request-items is %d): %w", len(wants), q.cfg.MaxRequestItems, ErrTooMany)
+	}
+	for i, w := range wants {
+		if err := checkWant(w); err != nil {
+			return "", fmt.Errorf("warm: package %d of %d: %w", i+1, len(wants), err)
+		}
 	}
 	id := newID()
 	items := make([]Item, 0, len(wants))
@@ -127,6 +142,22 @@ func (q *Queue) Submit(ctx context.Context, source string, wants []Want) (string
 		return "", fmt.Errorf("warm: record request items: %w", err)
 	}
 	return id, nil
+}
+
+// checkWant refuses a want no item can record: text Postgres cannot store,
+// or, for a want to fetch, a name that is not a package's.
+func checkWant(w Want) error {
+	for _, s := range []string{w.Name, w.Spec, w.Skip} {
+		if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+			return fmt.Errorf("%.80q holds a NUL byte or invalid UTF-8: %w", s, ErrInvalidWant)
+		}
+	}
+	if w.Skip == "" {
+		if err := npmspec.ValidateName(w.Name); err != nil {
+			return fmt.Errorf("%w: %w", err, ErrInvalidWant)
+		}
+	}
+	return nil
 }
 
 // argsFor validates w and returns its job.

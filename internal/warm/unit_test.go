@@ -96,11 +96,11 @@ func TestCleanup(t *testing.T) {
 			t.Parallel()
 			reg := fakeregistry.New(t)
 			w := newWorker(t, reg, newLocation(t, kind).open(t), testConfig(), nil)
-			keep, err := w.q.Submit(t.Context(), "new", specs("Bad Name"))
+			keep, err := w.q.Submit(t.Context(), "new", specs("alpha@git+ssh://x"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			old, err := w.q.Submit(t.Context(), "old", specs("Bad Name"))
+			old, err := w.q.Submit(t.Context(), "old", specs("alpha@git+ssh://x"))
 			if err != nil {
 				t.Fatal(err)
 			}
