@@ -113,6 +113,18 @@ func TestWebPagesInBrowser(t *testing.T) {
 		t.Errorf("the grep result led to %s, where line 31 is not the :target: %v", p.MustInfo().URL, err)
 	}
 
+	// Compare two versions from the versions picker.
+	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
+	p.MustElement("details.versions summary").MustClick()
+	p.MustElement("#cmp-to").MustInput("1.0.0").MustType(input.Enter)
+	p.MustElement("pre.diff")
+	if n := p.MustEval(`() => document.querySelectorAll("pre.diff .d-file").length`).Int(); n != 5 {
+		t.Errorf("diff 1.1.0 → 1.0.0 shows %d files, want 5 (four deleted, index.js changed)", n)
+	}
+	if text := p.MustElement("pre.diff").MustText(); !strings.Contains(text, "-window.leaked = 'secret';") || !strings.Contains(text, "+old") {
+		t.Errorf("the diff page lacks index.js's change:\n%s", text)
+	}
+
 	// Labels on every field; the keyboard reaches the search third.
 	p.MustNavigate(m.srv.URL + "/")
 	p.MustElement("#warm-specs")

@@ -360,7 +360,7 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 	lit, ok := p.lit.Get(key)
 	if !ok {
 		lit.lines, lit.lexed = highlight(f.Path, lines, start, p.lim.LineWidth)
-		p.lit.Add(key, lit)
+		p.lit.Add(key, lit, lit.cost())
 	}
 	fd.Lines, fd.Highlight = lit.lines, lit.lexed
 	self := d.Base + escapePath(f.Path)

@@ -23,10 +23,10 @@ const styleName = "github"
 // only triggers with a raised budget).
 const maxHighlightBytes = 256 << 10
 
-// litPages is how many highlighted pages Pages keeps. A page is at most
-// PageBytes of text, about 3x that as HTML (300 KiB with the defaults), so
-// the cache holds at most about 20 MiB.
-const litPages = 64
+// litBytes bounds the highlighted pages Pages keeps, counted as their
+// HTML: a page of the default 100 KiB of text is about 300 KiB of it, so
+// this keeps the last 50 or more pages people looked at.
+const litBytes = 16 << 20
 
 // litKey names a highlighted page: the body's hash, the file name's
 // extension (which picks the lexer), the first line and the width lines
@@ -41,6 +41,15 @@ type litKey struct {
 type litPage struct {
 	lines []fileLine
 	lexed bool
+}
+
+// cost is what the page holds: its HTML and each line's header.
+func (p litPage) cost() int64 {
+	n := int64(0)
+	for _, l := range p.lines {
+		n += int64(len(l.HTML)) + 48
+	}
+	return n
 }
 
 // highlight renders lines (numbered from start) as HTML, each cut at

@@ -10,6 +10,7 @@
 //	/browse/{name}@{version}/          versions and dist-tags, the folder's files with sizes
 //	/browse/{name}@{version}/{path}    a folder, or a file with line numbers and highlighting
 //	/browse/…/?grep=P                  grep the version (or the folder), results linked to lines
+//	/diff/{name}?from=A&to=B           what npm diff prints between two versions, a page at a time
 //	/docs?q=, /docs/page?path=, /docs/compat?key=   explore_web_docs
 //	/warm/{id}                         a warm request's per-package state (POST /warm submits one)
 //	/login (GET, POST), /logout (POST) a token kept in an HttpOnly, SameSite=Strict cookie
@@ -29,10 +30,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/hashicorp/golang-lru/v2"
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
@@ -50,6 +51,8 @@ type Packages interface {
 	Grep(ctx context.Context, r explore.Request) (*explore.GrepResult, error)
 	// Packument returns a package's dist-tags and versions.
 	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+	// Diff answers the diff action: a page of npm diff's text.
+	Diff(ctx context.Context, r explore.Request) (*explore.DiffResult, error)
 }
 
 // Warmer submits warm requests and reports their progress.
@@ -130,10 +133,7 @@ func New(d Deps, lim Limits) *Pages {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	lit, err := lru.New[litKey, litPage](litPages)
-	if err != nil {
-		panic(err) // only for a size <= 0
-	}
+	lit := lru.New[litKey, litPage](litBytes, lru.Options{MaxEntryCost: litBytes / 8})
 	return &Pages{d: d, lim: lim, tmpl: parseTemplates(), log: d.Logger, lit: lit}
 }
 
@@ -145,7 +145,7 @@ func IsPage(path string) bool {
 	case path == "/", path == "/login", path == "/logout", path == "/warm":
 		return true
 	}
-	for _, p := range []string{"/browse/", "/docs", "/warm/", "/static/"} {
+	for _, p := range []string{"/browse/", "/diff/", "/docs", "/warm/", "/static/"} {
 		if strings.HasPrefix(path, p) {
 			return true
 		}
@@ -166,6 +166,7 @@ func (p *Pages) Register(e *echo.Echo) {
 	e.POST("/login", p.login)
 	e.POST("/logout", p.logout)
 	e.GET("/browse/*", p.browse)
+	e.GET("/diff/*", p.diffPage)
 	e.GET("/docs", p.docsSearch)
 	e.GET("/docs/page", p.docsPage)
 	e.GET("/docs/compat", p.docsCompat)
