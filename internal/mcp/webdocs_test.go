@@ -24,8 +24,6 @@ func webDocsMirror(t *testing.T) *mirror {
 		c.MDNBaseURL = ""
 	})
 	webdocstest.Publish(t, m.reg)
-	// Registered after newMirror's cleanup, so it runs before it.
-	t.Cleanup(func() { webdocstest.Settle(t, m.app, v) })
 	return m
 }
 

@@ -85,7 +85,6 @@ func newMirror(t *testing.T, mdnOn bool, tweak ...func(*config.Config)) *mirror 
 	m.app = a
 	m.srv = httptest.NewServer(a.Handler())
 	t.Cleanup(func() {
-		webdocstest.Settle(t, a, webdocs.Versions{BCD: cfg.WebDocsBCDVersion, Inventory: cfg.WebDocsInventoryVersion, IDL: cfg.WebDocsIDLVersion, Features: cfg.WebDocsFeaturesVersion})
 		m.srv.Close()
 		a.Close()
 	})

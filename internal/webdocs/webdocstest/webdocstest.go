@@ -8,11 +8,8 @@
 package webdocstest
 
 import (
-	"context"
 	"testing"
 
-	"github.com/pkgscope/pkgscope/internal/app"
-	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
@@ -53,24 +50,6 @@ func Publish(t testing.TB, reg *fakeregistry.Registry) webdocs.Versions {
 		"index.js":     "export {};\n",
 	}))
 	return v
-}
-
-// Settle waits until the grep indexes that ingesting the data packages
-// started in the background are built. internal/search's Close does not
-// wait for a build already under way, so a test ending right after a
-// fill would race the build for its temp dir; a grep joins the build.
-// Only versions of v already in the store are grepped (none is
-// fetched).
-func Settle(t testing.TB, a *app.App, v webdocs.Versions) {
-	t.Helper()
-	for name, ver := range map[string]string{webdocs.PackageBCD: v.BCD, webdocs.PackageInventory: v.Inventory, webdocs.PackageIDL: v.IDL, webdocs.PackageFeatures: v.Features} {
-		if _, err := a.Store.Version(context.Background(), name, ver); err != nil {
-			continue
-		}
-		if _, err := a.Service.Grep(context.Background(), explore.Request{PackageName: name, Version: ver, Pattern: "x", FixedStrings: true}); err != nil {
-			t.Errorf("waiting for the index of %s@%s: %v", name, ver, err)
-		}
-	}
 }
 
 // SeedMDN adds the fixture's pages to a fake MDN: the ResizeObserver
