@@ -34,6 +34,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/resolve"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
@@ -133,6 +134,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	ropt := explore.Options{
 		Store: a.Cache.Reader(st), Resolver: a.Cache.Resolver(resolver), Filler: filler, Searcher: searcher,
 		Packuments: reg, Access: scopeAccess(npm), Limits: cfg.Explore(),
+		Suggester: suggester{reg: reg, st: st, allow: scopeAccess(npm)},
 	}
 	if cfg.JSDelivrEnabled() {
 		fb, err := newFallback(cfg, npm, &http.Client{Transport: m.Transport("jsdelivr", nil)})
@@ -269,4 +271,30 @@ func scopeAccess(npm *npmrc.Config) func(ctx context.Context, name string) error
 		}
 		return &explore.ForbiddenError{Name: name, Why: why}
 	}
+}
+
+// suggester names the packages closest to one the registry does not know:
+// what the registry's search finds and what the store holds with a name
+// close to it, leaving out names the caller may not read.
+type suggester struct {
+	reg   *upstream.Client
+	st    store.Catalog
+	allow explore.Access
+}
+
+func (s suggester) Suggest(ctx context.Context, name string) ([]string, error) {
+	found, err := s.reg.Search(ctx, name, 20)
+	// The store's names sharing the first two thirds of the name: a typo
+	// is usually near its end ("lucide-reactt").
+	held, _ := s.st.Names(ctx, name[:max(min(3, len(name)), len(name)*2/3)], 50)
+	var out []string
+	for _, n := range append(found, held...) {
+		if s.allow(ctx, n) == nil {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 && err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	pathpkg "path"
+	"slices"
 	"strings"
 
 	"github.com/pkgscope/pkgscope/internal/closest"
@@ -144,8 +146,29 @@ func closestPaths(files []store.File, path string, folders bool) string {
 		}
 	}
 	names := closest.Strings(path, cands, maxSuggestions)
+	// A guessed name in the right folder ("dist/index.d.ts" where the
+	// package has dist/lucide-react.d.ts, "dist/cjs" beside dist/esm):
+	// what that folder holds of the same type.
+	dir, ext := pathpkg.Dir(path), typeExt(path)
+	for _, c := range cands {
+		if len(names) >= maxSuggestions {
+			break
+		}
+		if pathpkg.Dir(c) == dir && (folders || ext != "" && typeExt(c) == ext) && !slices.Contains(names, c) {
+			names = append(names, c)
+		}
+	}
 	if len(names) == 0 {
 		return "list or glob the package to see its files"
 	}
 	return "closest: " + strings.Join(names, ", ")
+}
+
+// typeExt is a path's type as an agent means it: ".d.ts" for a
+// declaration file, else its extension.
+func typeExt(p string) string {
+	if i := strings.Index(pathpkg.Base(p), ".d."); i >= 0 {
+		return pathpkg.Base(p)[i:]
+	}
+	return pathpkg.Ext(p)
 }

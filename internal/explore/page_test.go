@@ -233,3 +233,21 @@ func grepItems(r *explore.GrepResult) []string {
 	}
 	return out
 }
+
+// TestListOfABigPackageIsATree: a list with no depth that would not fit
+// its budget as a flat list answers the deepest tree that fits, saying so.
+func TestListOfABigPackageIsATree(t *testing.T) {
+	files, _ := pagedFiles()
+	svc := newService(t, files)
+	res, err := svc.List(t.Context(), explore.Request{PackageName: "paged", MaxBytes: explore.MinAnswerBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if res.Depth < 1 || res.Truncated || len(b) > explore.MinAnswerBytes || len(res.Notes) != 1 || res.TotalFiles != len(files) {
+		t.Errorf("list = depth %d, truncated %v, %d bytes, notes %q, %d files", res.Depth, res.Truncated, len(b), res.Notes, res.TotalFiles)
+	}
+	if !slices.ContainsFunc(res.Entries, func(e explore.Entry) bool { return e.Path == "dist/" && e.Type == "folder" && e.Files > 0 }) {
+		t.Errorf("no dist/ folder with its file count: %+v", res.Entries)
+	}
+}

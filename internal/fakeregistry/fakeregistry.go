@@ -18,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -331,6 +332,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	// req.URL.Path is decoded, so "@scope%2fname" and "@scope/name" are
 	// the same path here.
 	path := strings.TrimPrefix(req.URL.Path, "/")
+	if path == "-/v1/search" {
+		r.serveSearch(w)
+		return
+	}
 	name, isTarball := path, false
 	r.mu.Lock()
 	r.lastAuth = req.Header.Get("Authorization")
@@ -507,4 +512,29 @@ func highest(versions map[string]*version) string {
 		return best
 	}
 	return bestPre
+}
+
+// serveSearch answers npm's search (/-/v1/search) with every published
+// name, sorted: the caller ranks them (a real registry's search is fuzzy
+// and ranks by popularity; a test needs only the names to be there).
+func (r *Registry) serveSearch(w http.ResponseWriter) {
+	r.mu.Lock()
+	type object struct {
+		Package struct {
+			Name string `json:"name"`
+		} `json:"package"`
+	}
+	var out struct {
+		Objects []object `json:"objects"`
+		Total   int      `json:"total"`
+	}
+	for name := range r.pkgs {
+		var o object
+		o.Package.Name = name
+		out.Objects = append(out.Objects, o)
+	}
+	r.mu.Unlock()
+	sort.Slice(out.Objects, func(i, j int) bool { return out.Objects[i].Package.Name < out.Objects[j].Package.Name })
+	out.Total = len(out.Objects)
+	writeJSON(w, http.StatusOK, "application/json", out)
 }

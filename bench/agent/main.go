@@ -1,0 +1,111 @@
+// Command agent makes the first calls a coding agent makes with default
+// parameters against a running mirror — the design's lucide-react flow, a
+// grep of a framework's hook, a list of a big package, and the mistakes
+// agents make — and prints, per call, the bytes of the JSON answer
+// (/v1/explore), of the MCP text the model reads and of its
+// structuredContent (/mcp), and whether the fact the agent came for is in
+// that first answer (issue 12). bench/agent/run.sh runs it against this
+// tree's mirror and an older one, side by side.
+//
+//	go run ./bench/agent -url http://127.0.0.1:7878 [-label after]
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// call is one agent call and the fact it came for: a regexp the answer
+// (the MCP text) must hold on its first page.
+type call struct {
+	name, args, fact string
+}
+
+var calls = []call{
+	{"lucide-react: list", `{"action":"list","packageName":"lucide-react","version":"1.81.0"}`, `dist/lucide-react\.d\.ts`},
+	{"lucide-react: glob *.d.ts", `{"action":"glob","packageName":"lucide-react","version":"1.81.0","patterns":["**/*.d.ts"]}`, `dist/lucide-react\.d\.ts`},
+	{"lucide-react: read dist/lucide-react.d.ts", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist/lucide-react.d.ts"}`, `declare const ArrowLeft\b`},
+	{"next: grep useRouter", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter"}`, `\.d\.ts:\d+:\d+:`},
+	{"next: list", `{"action":"list","packageName":"next","version":"16.4.6"}`, `(?m)^dist/`},
+	{"next: grep useRouter, include *.d.ts", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","include":["*.d.ts"]}`, `\.d\.ts:\d+:\d+:`},
+	{"mistake: name@version in packageName", `{"action":"list","packageName":"lucide-react@1.81.0"}`, `1\.81\.0`},
+	{"mistake: node_modules/ prefix", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"node_modules/lucide-react/package.json"}`, `"name": "lucide-react"`},
+	{"mistake: wrong path", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist/index.d.ts"}`, `dist/lucide-react\.d\.ts`},
+	{"mistake: misspelt package", `{"action":"list","packageName":"lucide-reactt"}`, `lucide-react\b`},
+	{"mistake: regexp syntax", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"createLucideIcon("}`, `fixedStrings`},
+	{"mistake: read a folder", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist"}`, `dist/esm/`},
+}
+
+func main() {
+	base := flag.String("url", "http://127.0.0.1:7878", "the mirror")
+	label := flag.String("label", "", "column label")
+	flag.Parse()
+	fmt.Printf("| call (%s) | JSON bytes | MCP text bytes | MCP structured bytes | fact on first page | ms |\n|---|---:|---:|---:|---|---:|\n", *label)
+	for _, c := range calls {
+		start := time.Now()
+		status, js := post(*base+"/v1/explore", []byte(c.args), nil)
+		text, structured := mcpCall(*base, c.args)
+		ms := time.Since(start).Milliseconds()
+		found := regexp.MustCompile(c.fact).MatchString(text)
+		fmt.Printf("| %s | %d (%d) | %d | %d | %s | %d |\n", c.name, len(js), status, len(text), len(structured), yes(found), ms)
+	}
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func post(url string, body []byte, hdr map[string]string) (int, []byte) {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Minute}).Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// mcpCall calls explore_npm on the mirror's stateless /mcp and returns the
+// text the model reads and the structuredContent, as bytes.
+func mcpCall(base, args string) (string, []byte) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explore_npm","arguments":` + args + `}}`
+	_, b := post(base+"/mcp", []byte(body), map[string]string{"Accept": "application/json, text/event-stream"})
+	// The answer may come as one SSE event.
+	if i := bytes.Index(b, []byte("data: ")); i >= 0 {
+		b = b[i+6:]
+	}
+	var r struct {
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+		Error any `json:"error"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &r); err != nil || r.Error != nil {
+		return fmt.Sprintf("mcp error: %v %v %.200s", err, r.Error, b), nil
+	}
+	var text []string
+	for _, c := range r.Result.Content {
+		text = append(text, c.Text)
+	}
+	return strings.Join(text, "\n"), r.Result.Structured
+}

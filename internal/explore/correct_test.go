@@ -1,0 +1,198 @@
+package explore_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+func correctFiles() map[string]string {
+	return map[string]string{
+		"package.json":         `{"name":"paged"}`,
+		"dist/paged.d.ts":      "export declare function useThing(): void;\n",
+		"dist/esm/index.js":    "export function useThing() {}\n",
+		"dist/esm/util.d.ts":   "export declare const x: 1;\n",
+		"README.md":            "useThing docs\n",
+		"package/odd.txt":      "a folder named package\n",
+		"src/deep/er/thing.ts": "export const useThing = 1;\n",
+	}
+}
+
+// TestCorrections: each mistake an agent makes is either read the one way
+// it can be (with a note saying so) or answered with what exists nearby.
+func TestCorrections(t *testing.T) {
+	svc := newService(t, correctFiles())
+	ctx := t.Context()
+	req := func(action string) explore.Request {
+		return explore.Request{Action: action, PackageName: "paged"}
+	}
+
+	t.Run("name@spec", func(t *testing.T) {
+		r := req("list")
+		r.PackageName = "paged@^1"
+		res, err := svc.List(ctx, r)
+		if err != nil || res.Version != "1.0.0" || res.ResolvedFrom != "range ^1" || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], `version "^1"`) {
+			t.Fatalf("list paged@^1 = %+v, %v", res, err)
+		}
+		r.Version = "2"
+		var in *explore.InputError
+		if _, err := svc.List(ctx, r); !errors.As(err, &in) || in.Field != "packageName" {
+			t.Errorf("paged@^1 with version 2 = %v, want an InputError on packageName", err)
+		}
+	})
+
+	t.Run("prefixes", func(t *testing.T) {
+		for _, p := range []string{"node_modules/paged/dist/paged.d.ts", "package/dist/paged.d.ts"} {
+			r := req("read")
+			r.Path = p
+			res, err := svc.Read(ctx, r)
+			if err != nil || res.Path != "dist/paged.d.ts" || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], `"dist/paged.d.ts"`) {
+				t.Errorf("read %s = %+v, %v", p, res, err)
+			}
+		}
+		// A real folder named package/ is read as it is.
+		r := req("read")
+		r.Path = "package/odd.txt"
+		if res, err := svc.Read(ctx, r); err != nil || res.Path != "package/odd.txt" || len(res.Notes) != 0 {
+			t.Errorf("read package/odd.txt = %+v, %v", res, err)
+		}
+	})
+
+	t.Run("missing path", func(t *testing.T) {
+		for _, tc := range []struct{ path, want string }{
+			{"paged.d.ts", "dist/paged.d.ts"},      // the name in another folder
+			{"dist/pagd.d.ts", "dist/paged.d.ts"},  // a typo
+			{"dist/index.d.ts", "dist/paged.d.ts"}, // a guessed entry point
+			{"dist/esm/index.mjs", "dist/esm/index.js"},
+		} {
+			r := req("read")
+			r.Path = tc.path
+			_, err := svc.Read(ctx, r)
+			var nf *explore.NotFoundError
+			if !errors.As(err, &nf) || !strings.Contains(nf.Hint, tc.want) || explore.Classify(err).Status != http.StatusNotFound {
+				t.Errorf("read %s = %v, want a 404 naming %s", tc.path, err, tc.want)
+			}
+		}
+		r := req("list")
+		r.Path = "dist/cjs"
+		if _, err := svc.List(ctx, r); err == nil || !strings.Contains(err.Error(), "dist/esm") {
+			t.Errorf("list dist/cjs = %v, want the closest folder dist/esm", err)
+		}
+	})
+
+	t.Run("unknown package", func(t *testing.T) {
+		r := req("list")
+		r.PackageName = "pagedd"
+		_, err := svc.List(ctx, r)
+		var nf *explore.NotFoundError
+		if !errors.As(err, &nf) || !strings.Contains(nf.Hint, "paged") || strings.Contains(err.Error(), "http") {
+			t.Errorf("list pagedd = %v, want a 404 naming paged and no URL", err)
+		}
+	})
+
+	t.Run("bad regexp", func(t *testing.T) {
+		r := req("grep")
+		r.Pattern = "useThing("
+		_, err := svc.Grep(ctx, r)
+		if err == nil || !strings.Contains(err.Error(), "fixedStrings") || explore.Classify(err).Status != http.StatusBadRequest {
+			t.Errorf("grep %q = %v, want a 400 pointing at fixedStrings", r.Pattern, err)
+		}
+		r.FixedStrings = true
+		if res, err := svc.Grep(ctx, r); err != nil || len(res.Matches) != 2 {
+			t.Errorf("grep -F %q = %+v, %v", r.Pattern, res, err)
+		}
+	})
+
+	t.Run("include that selects nothing", func(t *testing.T) {
+		r := req("grep")
+		r.Pattern, r.Include = "useThing", []string{"*.tsx"}
+		res, err := svc.Grep(ctx, r)
+		if err != nil || len(res.Matches) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "selected none") {
+			t.Errorf("grep include *.tsx = %+v, %v", res, err)
+		}
+	})
+
+	t.Run("folders", func(t *testing.T) {
+		r := req("read")
+		r.Path = "dist/"
+		res, err := svc.Read(ctx, r)
+		if err != nil || !res.Folder || !slices.Equal(paths(res.Entries), []string{"dist/esm/", "dist/paged.d.ts"}) || res.Entries[0].Files != 2 {
+			t.Errorf("read dist/ = %+v, %v", res, err)
+		}
+		g := req("glob")
+		g.Patterns = []string{"*"}
+		lr, err := svc.Glob(ctx, g)
+		want := []string{"README.md", "dist/", "package.json", "package/", "src/"}
+		if err != nil || !slices.Equal(paths(lr.Entries), want) {
+			t.Errorf("glob * = %v, %v; want %v", paths(lr.Entries), err, want)
+		}
+		l := req("list")
+		l.Path, l.Depth = "src", 1
+		if lr, err = svc.List(ctx, l); err != nil || !slices.Equal(paths(lr.Entries), []string{"src/deep/"}) || lr.Entries[0].Type != "folder" || lr.TotalFiles != 1 {
+			t.Errorf("list src depth 1 = %+v, %v", lr, err)
+		}
+	})
+}
+
+func paths(es []explore.Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Path)
+	}
+	return out
+}
+
+// TestGrepModesAndGlobs: outputMode answers files or counts, include
+// without a slash matches at any depth (ripgrep's -g), and declarations
+// come first unless sort is path.
+func TestGrepModesAndGlobs(t *testing.T) {
+	svc := newService(t, correctFiles())
+	ctx := t.Context()
+	grep := func(mut func(*explore.Request)) *explore.GrepResult {
+		t.Helper()
+		r := explore.Request{Action: "grep", PackageName: "paged", Pattern: "useThing"}
+		mut(&r)
+		res, err := svc.Grep(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	files := func(res *explore.GrepResult) []string {
+		var out []string
+		for _, f := range res.Files {
+			out = append(out, fmt.Sprintf("%s:%d", f.Path, f.Count))
+		}
+		for _, m := range res.Matches {
+			out = append(out, m.File)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		mut  func(*explore.Request)
+		want []string
+	}{
+		{"content, ranked", func(r *explore.Request) {}, []string{"dist/paged.d.ts", "dist/esm/index.js", "src/deep/er/thing.ts", "README.md"}},
+		{"content, path order", func(r *explore.Request) { r.Sort = "path" }, []string{"README.md", "dist/esm/index.js", "dist/paged.d.ts", "src/deep/er/thing.ts"}},
+		{"files_with_matches", func(r *explore.Request) { r.OutputMode = "files_with_matches" }, []string{"dist/paged.d.ts:0", "dist/esm/index.js:0", "src/deep/er/thing.ts:0", "README.md:0"}},
+		{"count", func(r *explore.Request) { r.OutputMode, r.Pattern = "count", "e" }, []string{"dist/esm/util.d.ts:1", "dist/paged.d.ts:1", "dist/esm/index.js:1", "src/deep/er/thing.ts:1", "package.json:1", "README.md:1", "package/odd.txt:1"}},
+		{"include without slash", func(r *explore.Request) { r.Include = []string{"*.d.ts"} }, []string{"dist/paged.d.ts"}},
+		{"include with slash", func(r *explore.Request) { r.Include = []string{"src/**/*.ts"} }, []string{"src/deep/er/thing.ts"}},
+		{"exclude a folder by name", func(r *explore.Request) { r.Exclude = []string{"esm", "deep"} }, []string{"dist/paged.d.ts", "README.md"}},
+	}
+	for _, tc := range cases {
+		if got := files(grep(tc.mut)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	r := explore.Request{Action: "grep", PackageName: "paged", Pattern: "x", OutputMode: "lines"}
+	if _, err := svc.Grep(ctx, r); explore.Classify(err).Status != http.StatusBadRequest {
+		t.Errorf("outputMode lines = %v, want a 400", err)
+	}
+}
