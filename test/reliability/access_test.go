@@ -120,6 +120,10 @@ var accessTable = map[string][]accessCall{
 		{path: "/v1/warm", body: `{"lockfile":{"name":"package.json","content":"{\"dependencies\":{\"@priv/x\":\"1.0.0\"}}"}}`, want: [3]int{401, 403, 202}},
 	},
 	"GET /v1/warm/:id": {{path: "/v1/warm/0123456789abcdef", want: [3]int{401, 404, 404}}},
+	// Projects (internal/project): registering one is warming every
+	// package of its lockfile.
+	"POST /v1/projects":    {{path: "/v1/projects", body: `{"lockfile":{"name":"package-lock.json","content":"{\"name\":\"app\",\"lockfileVersion\":3,\"requires\":true,\"packages\":{\"\":{\"dependencies\":{\"@priv/x\":\"1.0.0\"}},\"node_modules/@priv/x\":{\"version\":\"1.0.0\"}}}"}}`, want: [3]int{401, 403, 0}}},
+	"GET /v1/projects/:id": {{path: "/v1/projects/" + strings.Repeat("0", 64), want: [3]int{401, 404, 404}}},
 	// The web pages (internal/web): a browser without a token is sent to
 	// the login form (303; a form post is refused, 401); with one, they
 	// read through the same chain.

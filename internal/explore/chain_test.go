@@ -1,0 +1,126 @@
+package explore_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/jsdelivr"
+	"github.com/pkgscope/pkgscope/internal/jsdelivr/fakejsdelivr"
+	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/resolve"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+// chain is a read chain built by explore.New from real parts: the
+// embedded store, a fake registry, the fill chain and a fake jsDelivr as
+// the fallback. It refuses any package under @priv/.
+type chain struct {
+	svc *explore.Service
+	reg *fakeregistry.Registry
+	fj  *fakejsdelivr.Server
+}
+
+func newChain(t *testing.T) *chain {
+	t.Helper()
+	reg, fj := fakeregistry.New(t), fakejsdelivr.New(t)
+	empty := filepath.Join(t.TempDir(), "npmrc")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"npm_config_registry": reg.URL(), "NPM_CONFIG_USERCONFIG": empty, "NPM_CONFIG_GLOBALCONFIG": empty, "HOME": t.TempDir()}
+	npm, err := npmrc.Load(t.TempDir(), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upstream.New(npm, upstream.DefaultConfig(), &http.Client{})
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	jc, err := jsdelivr.New(jsdelivr.Config{DataURL: fj.DataURL(), CDNURL: fj.CDNURL(), Timeout: 5 * time.Second, MaxListingBytes: 1 << 20, MaxFileBytes: 1 << 20}, &http.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := explore.New(explore.Options{
+		Store: st, Resolver: resolve.New(up, st), Filler: fill.New(st, up, fill.Options{Timeout: time.Minute}), Packuments: up,
+		Access: func(_ context.Context, name string) error {
+			if strings.HasPrefix(name, "@priv/") {
+				return &explore.ForbiddenError{Name: name, Why: "test"}
+			}
+			return nil
+		},
+		Fallback: jsdelivr.NewFallback(jc, jsdelivr.DefaultFallbackOptions()),
+		Limits:   explore.Limits{DefaultReadLimit: 10, MaxReadLimit: 10, MaxLineWidth: 100, MaxReadBytes: 1000},
+	})
+	return &chain{svc: svc, reg: reg, fj: fj}
+}
+
+// TestAccessIsTheFirstLink: a package the caller may not read is refused
+// before anything is asked of the registry or the fallback, through every
+// way into the chain, with and without the fallback link.
+func TestAccessIsTheFirstLink(t *testing.T) {
+	c := newChain(t)
+	tgz := tarballtest.Package(t, map[string]string{"a.js": "secret\n"})
+	c.reg.Publish("@priv/x", "1.0.0", tgz)
+	c.fj.Publish("@priv/x", "1.0.0", tgz)
+	c.reg.Fail("@priv/x", http.StatusServiceUnavailable, "") // the fallback would answer
+	target := explore.Target{PackageName: "@priv/x", Version: "1.0.0"}
+	for _, svc := range []*explore.Service{c.svc, c.svc.Stored()} {
+		ctx := t.Context()
+		_, openErr := svc.Open(ctx, target)
+		_, resolveErr := svc.Resolve(ctx, target)
+		_, packErr := svc.Packument(ctx, "@priv/x")
+		_, _, _, fileErr := svc.File(ctx, target, "a.js")
+		_, listErr := svc.List(ctx, target)
+		_, readErr := svc.Read(ctx, explore.ReadRequest{Target: target, Path: "a.js"})
+		for what, err := range map[string]error{"Open": openErr, "Resolve": resolveErr, "Packument": packErr, "File": fileErr, "List": listErr, "Read": readErr} {
+			var fe *explore.ForbiddenError
+			if !errors.As(err, &fe) || fe.Name != "@priv/x" {
+				t.Errorf("%s: %v, want a *ForbiddenError naming @priv/x", what, err)
+			}
+		}
+	}
+	if n := c.reg.PackumentRequests("@priv/x"); n != 0 {
+		t.Errorf("the registry was asked %d times for a refused package", n)
+	}
+	if n := c.fj.TotalRequests(); n != 0 {
+		t.Errorf("jsDelivr was asked %d times for a refused package", n)
+	}
+}
+
+// TestStoredHasNoFallback: with the registry failing, the full chain
+// answers from the fallback and Stored, the same chain without that link,
+// answers the registry's 503 without asking it.
+func TestStoredHasNoFallback(t *testing.T) {
+	c := newChain(t)
+	tgz := tarballtest.Package(t, map[string]string{"a.js": "x\n"})
+	c.reg.Publish("p", "1.0.0", tgz)
+	c.fj.Publish("p", "1.0.0", tgz)
+	c.reg.Fail("p", http.StatusServiceUnavailable, "")
+	target := explore.Target{PackageName: "p", Version: "1.0.0"}
+	o, err := c.svc.Open(t.Context(), target)
+	if err != nil || o.Source != explore.SourceJSDelivr {
+		t.Fatalf("full chain: %+v %v, want jsDelivr's answer", o, err)
+	}
+	before := c.fj.TotalRequests()
+	_, err = c.svc.Stored().Open(t.Context(), target)
+	var unav *upstream.UnavailableError
+	if !errors.As(err, &unav) {
+		t.Errorf("store-only chain: %v, want the registry's *UnavailableError", err)
+	}
+	if n := c.fj.TotalRequests() - before; n != 0 {
+		t.Errorf("the store-only chain asked jsDelivr %d times", n)
+	}
+}
