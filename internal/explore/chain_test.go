@@ -83,8 +83,8 @@ func TestAccessIsTheFirstLink(t *testing.T) {
 		_, resolveErr := svc.Resolve(ctx, target)
 		_, packErr := svc.Packument(ctx, "@priv/x")
 		_, _, _, fileErr := svc.File(ctx, target, "a.js")
-		_, listErr := svc.List(ctx, target)
-		_, readErr := svc.Read(ctx, explore.ReadRequest{Target: target, Path: "a.js"})
+		_, listErr := svc.List(ctx, explore.Request{Action: "list", PackageName: "@priv/x", Version: "1.0.0"})
+		_, readErr := svc.Read(ctx, explore.Request{Action: "read", PackageName: "@priv/x", Version: "1.0.0", Path: "a.js"})
 		for what, err := range map[string]error{"Open": openErr, "Resolve": resolveErr, "Packument": packErr, "File": fileErr, "List": listErr, "Read": readErr} {
 			var fe *explore.ForbiddenError
 			if !errors.As(err, &fe) || fe.Name != "@priv/x" {
