@@ -158,6 +158,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// The project service checks access itself, for every package at once.
 	a.Projects = project.New(st, a.Warm, ropt.Access, cfg.Project())
 	project.NewHandlers(a.Projects).Register(e, warmBody)
+	// explore_npm with "project": the tree's packages read through svc's
+	// chain, so each one passes the access check.
+	svc.SetProjects(project.NewExplorer(a.Projects, svc, project.ExplorerLimits{
+		Glob: cfg.Explore().Glob, DefaultMatches: cfg.DefaultMaxMatches, MaxMatches: cfg.MaxMatches,
+	}))
 	a.mountWeb(e, svc, wh, ropt.Access)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is

@@ -43,6 +43,8 @@ func Default() Config {
 		MaxProjectPackages:      pl.MaxPackages,
 		MaxProjectLockfileBytes: pl.MaxLockfileBytes,
 		ProjectWait:             pl.Wait,
+		ProjectAnswerBytes:      pl.AnswerBytes,
+		MaxProjectAnswerBytes:   pl.MaxAnswerBytes,
 		ReadHeaderTimeout:       10 * time.Second,
 		ReadTimeout:             30 * time.Second,
 		WriteTimeout:            6 * time.Minute,
@@ -142,7 +144,8 @@ func Default() Config {
 
 // Project returns the project limits.
 func (c Config) Project() project.Limits {
-	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait}
+	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait,
+		AnswerBytes: c.ProjectAnswerBytes, MaxAnswerBytes: c.MaxProjectAnswerBytes}
 }
 
 // Upstream is the registry client's configuration; the caller names itself

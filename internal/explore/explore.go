@@ -99,6 +99,7 @@ type Service struct {
 	searcher Searcher
 	suggest  Suggester
 	lim      Limits
+	projects ProjectExplorer // SetProjects; nil: project requests are refused
 }
 
 // New composes the read chain from opt (the order is the package

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/pkgscope/pkgscope/internal/index"
 )
 
 // Request is the explore_npm tool's input: one object for every action,
@@ -14,7 +16,7 @@ import (
 // tags are the property descriptions a model reads.
 type Request struct {
 	Action      string `json:"action" jsonschema:"What to do: 'list' the files and folders of the package (or of the folder at path); 'glob' the file and folder paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern; 'diff' what changed between versions from and to, as npm diff prints it."`
-	PackageName string `json:"packageName" jsonschema:"npm package name, e.g. 'react' or '@types/node'."`
+	PackageName string `json:"packageName,omitempty" jsonschema:"npm package name, e.g. 'react' or '@types/node'. Required, except to explore a whole project (see project)."`
 	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
 	// list
 	Depth int `json:"depth,omitempty" jsonschema:"list: folder levels to show below path (1: its direct files and folders, each folder with its file count and bytes). Omit to list every file when they fit, else the deepest tree summary that fits."`
@@ -46,6 +48,8 @@ type Request struct {
 	SrcPrefix      string `json:"srcPrefix,omitempty" jsonschema:"diff: prefix of old paths instead of a/, like --diff-src-prefix."`
 	DstPrefix      string `json:"dstPrefix,omitempty" jsonschema:"diff: prefix of new paths instead of b/, like --diff-dst-prefix."`
 	Text           bool   `json:"text,omitempty" jsonschema:"diff: show the lines of files npm deems binary by extension (npm 11 accepts --diff-text but ignores it)."`
+	// project
+	Project string `json:"project,omitempty" jsonschema:"A project id (POST /v1/projects answers it; over stdio the local project is used when this is omitted): without packageName, list, glob, read and grep work over the project's whole node_modules tree, paths like 'node_modules/react/index.js' and nested copies 'node_modules/a/node_modules/b/...'; include selects packages by path ('node_modules/@types/**')."`
 	// every action
 	MaxBytes int    `json:"maxBytes,omitempty" jsonschema:"Most bytes of the answer (default 32 KiB, 100 KiB for read; the server has a maximum). A longer answer is cut and its next continues it."`
 	Cursor   string `json:"cursor,omitempty" jsonschema:"Where a cut answer stops: send the answer's next request as is, do not write a cursor yourself."`
@@ -100,6 +104,12 @@ type Explorer interface {
 // Do runs r's action on ex. The result is a *ListResult (list, glob), a
 // *ReadResult, a *GrepResult or a *DiffResult.
 func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
+	if r.Project != "" && r.PackageName == "" {
+		if pe, ok := ex.(projectExplorer); ok {
+			return pe.ExploreProject(ctx, r)
+		}
+		return nil, &InputError{Field: "project", Err: errors.New("this server does not explore projects; give packageName")}
+	}
 	switch r.Action {
 	case "list":
 		return ex.List(ctx, r)
@@ -115,6 +125,39 @@ func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
 		return nil, &InputError{Field: "action", Err: errors.New(`missing: give "list", "glob", "read", "grep" or "diff"`)}
 	}
 	return nil, &InputError{Field: "action", Err: fmt.Errorf("unknown action %q: use list, glob, read, grep or diff", r.Action)}
+}
+
+// ProjectExplorer answers a Request whose Project is set and PackageName
+// is not: the actions over a registered project's node_modules tree
+// (internal/project).
+type ProjectExplorer interface {
+	ExploreProject(ctx context.Context, r Request) (any, error)
+}
+
+type projectExplorer = ProjectExplorer
+
+// SetProjects installs the project explorer Do hands project requests to
+// (through Service.ExploreProject). Call it before serving.
+func (s *Service) SetProjects(p ProjectExplorer) { s.projects = p }
+
+// ExploreProject hands r to the project explorer SetProjects installed.
+func (s *Service) ExploreProject(ctx context.Context, r Request) (any, error) {
+	if s.projects == nil {
+		return nil, &InputError{Field: "project", Err: errors.New("this server does not explore projects; give packageName")}
+	}
+	return s.projects.ExploreProject(ctx, r)
+}
+
+// StoredVersion returns name@version's files through the read chain
+// (access first) when the store holds them, an error wrapping
+// store.ErrNotFound when it does not; it never fills.
+func (s *Service) StoredVersion(ctx context.Context, name, version string) (*Opened, error) {
+	return s.stored.pkgs.Stored(ctx, name, version)
+}
+
+// SearchIn greps an opened version through the read chain.
+func (s *Service) SearchIn(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {
+	return s.stored.pkgs.Search(ctx, o, q)
 }
 
 // deref is *p, 0 for nil: a count the caller may leave out.

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,10 +48,6 @@ var conflictsRoot = map[string]string{"a": "1.0.0", "b": "1.0.0", "d": "1.0.0", 
 // after `npm ci --ignore-scripts`), and from a yarn.lock of the same graph
 // (hoisted by Tree itself).
 func TestTreeIsWhatNPMInstalls(t *testing.T) {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatal("this test needs the npm CLI on PATH")
-	}
 	reg := fakeregistry.New(t)
 	for _, p := range conflicts {
 		manifest, _ := json.Marshal(map[string]any{"name": p.name, "version": p.version, "dependencies": p.deps})
@@ -64,24 +59,11 @@ func TestTreeIsWhatNPMInstalls(t *testing.T) {
 	dir := t.TempDir()
 	manifest, _ := json.Marshal(map[string]any{"name": "app", "version": "1.0.0", "private": true, "dependencies": conflictsRoot})
 	write(t, filepath.Join(dir, "package.json"), string(manifest))
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(npm, append(args, "--ignore-scripts", "--no-audit", "--no-fund")...)
-		cmd.Dir = dir
-		user, global := filepath.Join(t.TempDir(), "npmrc"), filepath.Join(t.TempDir(), "npmrc")
-		write(t, user, "")
-		write(t, global, "")
-		cmd.Env = append(os.Environ(), "npm_config_registry="+reg.URL(), "npm_config_cache="+t.TempDir(),
-			"NPM_CONFIG_USERCONFIG="+user, "NPM_CONFIG_GLOBALCONFIG="+global, "npm_config_update_notifier=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	run("install")
+	reg.RunNPM(t, dir, "install")
 	if err := os.RemoveAll(filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	run("ci")
+	reg.RunNPM(t, dir, "ci")
 	installed := packageFolders(t, dir)
 	if len(installed) <= len(conflictsRoot) {
 		t.Fatalf("npm installed only %v: the graph should nest", installed)

@@ -85,7 +85,7 @@ func TestToolDefinition(t *testing.T) {
 			want := []string{"action", "packageName", "version", "patterns", "path", "offset", "limit", "column",
 				"pattern", "caseInsensitive", "fixedStrings", "wholeWord", "include", "exclude", "contextLines",
 				"maxMatches", "maxMatchesPerFile", "from", "to", "nameOnly", "ignoreAllSpace", "noPrefix", "srcPrefix",
-				"dstPrefix", "text", "maxBytes", "cursor", "depth", "outputMode", "sort"}
+				"dstPrefix", "text", "maxBytes", "cursor", "depth", "outputMode", "sort", "project"}
 			var got []string
 			for k := range schema.Properties {
 				got = append(got, k)
@@ -95,7 +95,7 @@ func TestToolDefinition(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("properties = %v, want %v", got, want)
 			}
-			if schema.Type != "object" || !slices.Equal(schema.Required, []string{"action", "packageName"}) {
+			if schema.Type != "object" || !slices.Equal(schema.Required, []string{"action"}) {
 				t.Errorf("type %q required %v", schema.Type, schema.Required)
 			}
 			if schema.AdditionalProperties == nil || *schema.AdditionalProperties {

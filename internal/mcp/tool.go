@@ -202,7 +202,13 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	case *explore.DiffResult:
 		return ok(res, renderDiff(res, note)), nil
 	}
-	return t.fail(fmt.Errorf("explore_npm: unexpected result %T", res), note), nil
+	// A project answer (internal/project) is its JSON: its fields (pending,
+	// complete, next) are what a model needs to read.
+	b, err := json.MarshalIndent(res, "", " ")
+	if err != nil {
+		return t.fail(fmt.Errorf("explore_npm: encoding a %T: %w", res, err), note), nil
+	}
+	return ok(res, string(b)), nil
 }
 
 // setWhy records why the project chose the version, when it did.

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/warm"
@@ -39,6 +40,10 @@ type Limits struct {
 	// warm yet before answering from those that are (setting
 	// project-wait).
 	Wait time.Duration
+	// AnswerBytes is the budget of a project list, glob or grep answer
+	// when the request names none (maxBytes), MaxAnswerBytes the most it
+	// may name (settings project-answer-bytes, max-project-answer-bytes).
+	AnswerBytes, MaxAnswerBytes int
 }
 
 // DefaultLimits returns the defaults: 20,000 folders (the warm queue's
@@ -46,9 +51,10 @@ type Limits struct {
 // 32 MiB lockfile (npm's package-lock spends about 850 bytes a package, so
 // 20,000 packages fit in 17 MiB); 5 s of waiting (the warm queue ingests
 // the median package in well under a second, so most of a fresh
-// project's direct dependencies are warm by then).
+// project's direct dependencies are warm by then); answers of 32 KiB
+// (about 8,000 tokens: a first page a model can afford) up to 1 MiB.
 func DefaultLimits() Limits {
-	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second}
+	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second, AnswerBytes: 32 << 10, MaxAnswerBytes: 1 << 20}
 }
 
 // Store is what projects need of the store.
@@ -252,11 +258,11 @@ func (s *Service) check(ctx context.Context, p store.Project) error {
 // caller may not read.
 func (s *Service) Open(ctx context.Context, id string) (store.Project, error) {
 	if !validID.MatchString(id) {
-		return store.Project{}, fmt.Errorf("%w: %q is not a project id (64 hex digits, as POST /v1/projects answers)", ErrNotFound, id)
+		return store.Project{}, notFound(fmt.Sprintf("project %q: a project id is 64 hex digits, as POST /v1/projects answers", id))
 	}
 	p, err := s.st.Project(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Project{}, fmt.Errorf("%w: %s (register its lockfile with POST /v1/projects)", ErrNotFound, id)
+		return store.Project{}, notFound("project " + id + " (register its lockfile with POST /v1/projects)")
 	}
 	if err != nil {
 		return store.Project{}, fmt.Errorf("reading project %s: %w", id, err)
@@ -265,6 +271,12 @@ func (s *Service) Open(ctx context.Context, id string) (store.Project, error) {
 		return store.Project{}, err
 	}
 	return p, nil
+}
+
+// notFound is an unknown project: ErrNotFound for the project routes, an
+// *explore.NotFoundError (404) for explore_npm.
+func notFound(what string) error {
+	return fmt.Errorf("%w: %w", ErrNotFound, &explore.NotFoundError{What: what})
 }
 
 // Package states in Status.
