@@ -13,8 +13,8 @@ import (
 // diff serves GET /v1/npm/{name}/-/diff?from=A&to=B: the diff action as
 // text/plain, the same bytes npm diff prints. Options are the action's
 // fields as query parameters (include and exclude repeat; booleans are
-// "true" or "1"). A page holds max-diff-answer-bytes unless maxBytes asks
-// for less; a cut page carries Link: <…&cursor=…>; rel="next" and
+// "true" or "1"). A page holds max-answer-bytes (an answer's largest)
+// unless maxBytes asks for less; a cut page carries Link: <…&cursor=…>; rel="next" and
 // X-Pkgscope-Truncated-By, and the pages' bodies, concatenated, are the
 // whole diff.
 func (s *Server) diff(c echo.Context, t explore.Target) error {
@@ -46,7 +46,7 @@ func (s *Server) diff(c echo.Context, t explore.Target) error {
 		}
 		r.ContextLines = &n
 	}
-	r.MaxBytes = s.svc.MaxDiffAnswerBytes()
+	r.MaxBytes = s.svc.MaxAnswerBytes()
 	if v := q.Get("maxBytes"); v != "" {
 		if r.MaxBytes, err = strconv.Atoi(v); err != nil {
 			return inputErr("maxBytes", "want a number of bytes")

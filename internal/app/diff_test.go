@@ -98,7 +98,7 @@ func TestDiffMatchesNpmDiff(t *testing.T) {
 			if pages != 1 && c.Context == nil {
 				t.Errorf("the fixture's diff took %d pages at the default budget, want 1", pages)
 			}
-			paged, pagedFiles, n := diffPages(t, mpg, diffRequest(c, explore.MinDiffAnswerBytes))
+			paged, pagedFiles, n := diffPages(t, mpg, diffRequest(c, explore.MinAnswerBytes))
 			if c.Name == "default" && n < 4 {
 				t.Errorf("the default case took %d pages of 4 KiB: the paging is not exercised", n)
 			}
@@ -162,15 +162,15 @@ func restDiff(t *testing.T, m *mirror, c difftest.Case) string {
 // 422; no error carries the registry's address.
 func TestDiffBadInput(t *testing.T) {
 	t.Parallel()
-	m := newMirror(t, embedded, func(c *config.Config) { c.MaxDiffAnswerBytes = 64 << 10 })
+	m := newMirror(t, embedded, func(c *config.Config) { c.MaxAnswerBytes = 64 << 10 })
 	difftest.Publish(t, m.reg)
 	tests := []struct {
 		name, body string
 		status     int
 		says       string
 	}{
-		{"from does not resolve", `{"action":"diff","packageName":"diff-fixture","from":"9.9.9","to":"1.1.0"}`, 404, "from:"},
-		{"to does not resolve", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"^7"}`, 404, "to:"},
+		{"from does not resolve", `{"action":"diff","packageName":"diff-fixture","from":"1.0.9","to":"1.1.0"}`, 404, "from: latest is 1.1.1; nearest versions: 1.0.0"},
+		{"to does not resolve", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"^7"}`, 404, "matching to"},
 		{"no such package", `{"action":"diff","packageName":"no-such-pkg","from":"1.0.0","to":"1.1.0"}`, 404, "from:"},
 		{"invalid from", `{"action":"diff","packageName":"diff-fixture","from":"git+https://x","to":"1.1.0"}`, 400, "from"},
 		{"missing to", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0"}`, 400, "to"},
@@ -179,7 +179,7 @@ func TestDiffBadInput(t *testing.T) {
 		{"extglob include", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"1.1.0","include":"+(a|b)"}`, 400, "include"},
 		{"forged cursor", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"1.1.0","cursor":"diff:999:0"}`, 400, "cursor"},
 		{"tiny page", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"1.1.0","maxBytes":100}`, 400, "maxBytes"},
-		{"page over the setting", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"1.1.0","maxBytes":1000000}`, 422, "max-diff-answer-bytes"},
+		{"page over the setting", `{"action":"diff","packageName":"diff-fixture","from":"1.0.0","to":"1.1.0","maxBytes":1000000}`, 422, "max-answer-bytes"},
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(m.reg.URL(), "http://"), "/")
 	for _, tt := range tests {
@@ -194,7 +194,7 @@ func TestDiffBadInput(t *testing.T) {
 	if resp, body := m.get("/v1/npm/diff-fixture@1.0.0/-/diff?from=1.0.0&to=1.1.0"); resp.StatusCode != 400 {
 		t.Errorf("REST diff with a version in the path: %d %s, want 400", resp.StatusCode, body)
 	}
-	if resp, body := m.get("/v1/npm/diff-fixture/-/diff?from=1.0.0&to=2.0.0"); resp.StatusCode != 404 || !strings.Contains(string(body), "to:") {
+	if resp, body := m.get("/v1/npm/diff-fixture/-/diff?from=1.0.0&to=2.0.0"); resp.StatusCode != 404 || !strings.Contains(string(body), "matching to") {
 		t.Errorf("REST diff to a missing version: %d %s, want 404 naming to", resp.StatusCode, body)
 	}
 }

@@ -110,11 +110,10 @@ type Config struct {
 	DefaultReadLimit, MaxReadLimit, MaxLineWidth int
 	MaxReadBytes                                 int
 
-	// Diff: a page of the diff action holds DiffAnswerBytes unless the
-	// request's maxBytes asks for up to MaxDiffAnswerBytes (the REST
-	// route's page size); one file's line diff stops after MaxDiffWork
-	// steps (about a second) and is shown without hunks.
-	DiffAnswerBytes, MaxDiffAnswerBytes, MaxDiffWork int
+	// Diff: one file's line diff stops after MaxDiffWork steps (about a
+	// second) and is shown without hunks. Its pages keep the answer
+	// budgets below, like every action.
+	MaxDiffWork int
 
 	// Answer budgets (internal/explore/page.go): an explore answer, JSON
 	// or MCP text, is at most AnswerBytes (list, glob, grep) or
@@ -321,8 +320,6 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxReadLimit, "max-read-limit", "most lines one read may ask for")
 	b.Int(&c.MaxLineWidth, "max-line-width", "bytes of a line a read shows before cutting it")
 	b.Int(&c.MaxReadBytes, "max-read-bytes", "most content bytes one read returns")
-	b.Int(&c.DiffAnswerBytes, "diff-answer-bytes", "bytes of one diff page unless the request's maxBytes says otherwise")
-	b.Int(&c.MaxDiffAnswerBytes, "max-diff-answer-bytes", "largest diff page a request may ask for, and the REST diff's page")
 	b.Int(&c.MaxDiffWork, "max-diff-work", "steps one file's line diff may take before it is shown without hunks")
 	b.Int(&c.AnswerBytes, "answer-bytes", "bytes a list, glob or grep answer holds when the request gives no maxBytes")
 	b.Int(&c.ReadAnswerBytes, "read-answer-bytes", "bytes a read answer holds when the request gives no maxBytes")
@@ -435,12 +432,7 @@ func (c Config) Validate() error {
 	positive("max-read-limit", int64(c.MaxReadLimit))
 	positive("max-line-width", int64(c.MaxLineWidth))
 	positive("max-read-bytes", int64(c.MaxReadBytes))
-	positive("diff-answer-bytes", int64(c.DiffAnswerBytes))
-	positive("max-diff-answer-bytes", int64(c.MaxDiffAnswerBytes))
 	positive("max-diff-work", int64(c.MaxDiffWork))
-	if c.DiffAnswerBytes > c.MaxDiffAnswerBytes {
-		errs = append(errs, fmt.Errorf("diff-answer-bytes (%d) must not exceed max-diff-answer-bytes (%d)", c.DiffAnswerBytes, c.MaxDiffAnswerBytes))
-	}
 	positive("grep-matches-per-file", int64(c.GrepMatchesPerFile))
 	for _, b := range []struct {
 		name string

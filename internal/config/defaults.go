@@ -70,8 +70,6 @@ func Default() Config {
 		MaxReadLimit:        ex.MaxReadLimit,
 		MaxLineWidth:        ex.MaxLineWidth,
 		MaxReadBytes:        ex.MaxReadBytes,
-		DiffAnswerBytes:     ex.DiffAnswerBytes,
-		MaxDiffAnswerBytes:  ex.MaxDiffAnswerBytes,
 		MaxDiffWork:         ex.DiffMaxWork,
 		AnswerBytes:         ex.AnswerBytes,
 		ReadAnswerBytes:     ex.ReadAnswerBytes,
@@ -208,7 +206,7 @@ func (c Config) Explore() explore.Limits {
 	l := explore.DefaultLimits()
 	l.DefaultReadLimit, l.MaxReadLimit, l.MaxLineWidth, l.MaxReadBytes = c.DefaultReadLimit, c.MaxReadLimit, c.MaxLineWidth, c.MaxReadBytes
 	l.MaxMatches, l.MaxContextLines = c.MaxMatches, c.MaxContextLines
-	l.DiffAnswerBytes, l.MaxDiffAnswerBytes, l.DiffMaxWork = c.DiffAnswerBytes, c.MaxDiffAnswerBytes, c.MaxDiffWork
+	l.DiffMaxWork = c.MaxDiffWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile = c.GrepMatchesPerFile
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes

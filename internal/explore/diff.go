@@ -2,12 +2,14 @@ package explore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/diff"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
@@ -118,18 +120,18 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	budget, err := s.diffBudget(r.MaxBytes)
+	budget, err := s.Budget(r.MaxBytes, false)
 	if err != nil {
 		return nil, err
 	}
 
 	// The store's chain: access is checked for both versions.
 	pkgs := s.stored.pkgs
-	oldV, err := openDiffSide(ctx, pkgs, r.PackageName, "from", from)
+	oldV, err := s.openDiffSide(ctx, pkgs, r.PackageName, "from", from)
 	if err != nil {
 		return nil, err
 	}
-	newV, err := openDiffSide(ctx, pkgs, r.PackageName, "to", to)
+	newV, err := s.openDiffSide(ctx, pkgs, r.PackageName, "to", to)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +147,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	}
 	res := &DiffResult{PackageName: r.PackageName, From: oldV.Version, To: newV.Version, Files: []DiffFile{}}
 	// The header and a next request are reserved before any text.
-	used := jsonCost(res) + 2*jsonCost(r) + 256
+	budget.Reserve(Cost(res) + 2*Cost(r) + 256)
 	var page strings.Builder
 	first := cur.file == 0 && cur.offset == 0
 	i, off := cur.file, cur.offset
@@ -161,14 +163,15 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		if text == "" {
 			continue
 		}
+		// The items are lines; a file's entry in Files is charged with
+		// its first line. Budget.Take always takes a page's first item,
+		// so paging advances.
 		var entry *DiffFile
-		cost := 0
+		entryCost := 0
 		if off == 0 {
 			entry = diffFileOf(fd, r.NameOnly)
-			cost += jsonCost(entry)
+			entryCost = Cost(entry)
 		}
-		// Whole lines fit while the budget lasts; the first line of a
-		// page is always taken so that paging advances.
 		take := 0
 		for take < len(text) {
 			end := strings.IndexByte(text[take:], '\n')
@@ -177,23 +180,18 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			} else {
 				end += take + 1
 			}
-			c := jsonStringCost(text[take:end])
-			if page.Len()+take > 0 && used+cost+c > budget {
+			if !budget.Take(StringCost(text[take:end]) - 2 + entryCost) {
 				break
 			}
-			cost += c
-			take = end
-		}
-		if take > 0 || entry == nil {
-			page.WriteString(text[:take])
-			used += cost
-			if entry != nil {
+			if take == 0 && entry != nil {
 				res.Files = append(res.Files, *entry)
 			}
+			entryCost, take = 0, end
 		}
+		page.WriteString(text[:take])
 		if take < len(text) {
 			off += take
-			res.Truncated, res.TruncatedBy = true, TruncatedByMaxBytes
+			res.Truncated, res.TruncatedBy = true, TruncMaxBytes
 			next := r
 			next.Version, next.From, next.To = "", oldV.Version, newV.Version
 			next.Cursor = diffCursor{i, off}.String()
@@ -204,9 +202,6 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	res.Diff = diff.Print(page.String(), first, !res.Truncated)
 	return res, nil
 }
-
-// TruncatedByMaxBytes is TruncatedBy when the byte budget cut an answer.
-const TruncatedByMaxBytes = "maxBytes"
 
 func diffFileOf(fd diff.FileDiff, nameOnly bool) *DiffFile {
 	e := &DiffFile{Path: fd.Path, Status: string(fd.Status)}
@@ -250,67 +245,32 @@ func diffSpec(field, raw string) (npmspec.Spec, error) {
 }
 
 // openDiffSide opens one version; a spec that resolves to nothing is a
-// 404 naming the field.
-func openDiffSide(ctx context.Context, pkgs Versions, name, field string, spec npmspec.Spec) (*Opened, error) {
+// 404 naming the field and the nearest published versions, an unknown
+// package one naming the closest package names.
+func (s *Service) openDiffSide(ctx context.Context, pkgs Versions, name, field string, spec npmspec.Spec) (*Opened, error) {
 	o, err := pkgs.Open(ctx, name, spec)
 	switch {
 	case errors.Is(err, semver.ErrNoMatch):
-		return nil, &NotFoundError{What: fmt.Sprintf("%s: no version of %s matches %q (list its versions with the packument, or use a dist-tag such as latest)", field, name, spec.Raw)}
+		nf := &NotFoundError{What: fmt.Sprintf("version of %s matching %s %q", name, field, spec.Raw)}
+		if p, perr := pkgs.Packument(ctx, name); perr == nil {
+			versions := slices.Collect(maps.Keys(p.Versions))
+			near := closest.Strings(spec.Raw, versions, maxSuggestions)
+			nf.Hint = fmt.Sprintf("%s: latest is %s; nearest versions: %s", field, p.DistTags["latest"], strings.Join(near, ", "))
+		}
+		return nil, nf
 	case errors.Is(err, upstream.ErrNotFound):
-		return nil, &NotFoundError{What: fmt.Sprintf("%s: package %s@%s", field, name, spec.Raw)}
+		err = s.unknownPackage(ctx, name, err)
+		var nf *NotFoundError
+		if errors.As(err, &nf) {
+			nf.What = field + ": " + nf.What
+		}
+		return nil, err
 	case err != nil:
 		return nil, err
 	}
 	return o, nil
 }
 
-// diffBudget is the byte budget of one page: maxBytes when given, within
-// the settings.
-func (s *Service) diffBudget(maxBytes int) (int, error) {
-	switch {
-	case maxBytes < 0:
-		return 0, &InputError{Field: "maxBytes", Err: errors.New("must not be negative")}
-	case maxBytes == 0:
-		maxBytes = s.lim.DiffAnswerBytes
-	case maxBytes < MinDiffAnswerBytes:
-		return 0, &InputError{Field: "maxBytes", Err: fmt.Errorf("%d is below the smallest answer (%d bytes)", maxBytes, MinDiffAnswerBytes)}
-	case s.lim.MaxDiffAnswerBytes > 0 && maxBytes > s.lim.MaxDiffAnswerBytes:
-		return 0, &LimitError{Setting: "max-diff-answer-bytes", Msg: fmt.Sprintf("maxBytes %d is above the largest diff answer (%d bytes); follow next to page instead", maxBytes, s.lim.MaxDiffAnswerBytes)}
-	}
-	if maxBytes <= 0 {
-		maxBytes = 32 << 10 // a Service built without Limits (tests)
-	}
-	return maxBytes, nil
-}
-
-// MaxDiffAnswerBytes is the largest page a diff request may ask for.
-func (s *Service) MaxDiffAnswerBytes() int { return s.lim.MaxDiffAnswerBytes }
-
-// MinDiffAnswerBytes is the smallest maxBytes a diff may ask for.
-const MinDiffAnswerBytes = 4096
-
-func jsonCost(v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0
-	}
-	return len(b) + 1
-}
-
-// jsonStringCost is len(s) as a JSON string's body, close enough to
-// encoding/json's (which escapes <, > and & as \u003c…) to keep a page
-// within its budget: those count 6 bytes here too.
-func jsonStringCost(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n += 2
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			n += 6
-		default:
-			n++
-		}
-	}
-	return n
-}
+// MaxAnswerBytes is the largest page a request may ask for (the REST
+// diff's page).
+func (s *Service) MaxAnswerBytes() int { return s.lim.MaxAnswerBytes }

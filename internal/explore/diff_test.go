@@ -133,7 +133,7 @@ func TestDiffPagesCoverEverythingOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.MaxBytes = MinDiffAnswerBytes
+	req.MaxBytes = MinAnswerBytes
 	var text strings.Builder
 	var paths []string
 	for pages := 0; ; pages++ {

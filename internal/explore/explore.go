@@ -56,9 +56,9 @@ type Limits struct {
 	MaxMatches       int // largest maxMatches a grep may ask for (0: the searcher's own cap)
 	MaxContextLines  int // largest contextLines a grep may ask for (0: the searcher's own cap)
 	Glob             pathglob.Limits
-	// Diff: the default and largest page (bytes), and the most work one
-	// file's line diff may take (diff.Options.MaxWork).
-	DiffAnswerBytes, MaxDiffAnswerBytes, DiffMaxWork int
+	// DiffMaxWork is the most work one file's line diff may take
+	// (diff.Options.MaxWork).
+	DiffMaxWork int
 	// Answer budgets (page.go): AnswerBytes for list, glob and grep,
 	// ReadAnswerBytes for read, MaxAnswerBytes the most maxBytes may ask.
 	AnswerBytes, ReadAnswerBytes, MaxAnswerBytes int

@@ -21,11 +21,8 @@ func DefaultLimits() Limits {
 		// rarely adds to that, while it delays every other file.
 		MatchesPerFile: 10,
 		Glob:           pathglob.DefaultLimits(),
-		// A diff page is an answer's usual 32 KiB; 4 MiB pages serve
-		// scripts on the REST route. 2·10^8 steps of line diff take about
-		// a second (two 100,000-line files 1,000 lines apart need 10^8).
-		DiffAnswerBytes:    32 << 10,
-		MaxDiffAnswerBytes: 4 << 20,
-		DiffMaxWork:        200_000_000,
+		// 2·10^8 steps of line diff take about a second (two
+		// 100,000-line files 1,000 lines apart need 10^8).
+		DiffMaxWork: 200_000_000,
 	}
 }
