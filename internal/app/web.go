@@ -23,7 +23,7 @@ func webAuth() auth.Options {
 // warm queue as the API.
 func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, access explore.Access) {
 	web.New(web.Deps{
-		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Access: access,
+		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Projects: a.Projects, Access: access,
 		Auth: a.Tokens.Len() > 0, Verify: func(tok string) bool { _, ok := a.Tokens.Verify(tok); return ok },
 	}, web.DefaultLimits()).Register(e)
 }

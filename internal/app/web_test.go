@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -177,5 +178,26 @@ func TestWebCrossSiteCannotRead(t *testing.T) {
 	read := p.MustEval(`() => String(window.read)`).Str()
 	if leaked != "undefined" || read != "undefined" {
 		t.Errorf("a cross-site page read the package: leaked=%q read=%q", leaked, read)
+	}
+}
+
+// TestWebProjectPage: a registered project's page lists its node_modules
+// folders and links each warm one to its package page at the locked
+// version; it refreshes itself until every package is warm.
+func TestWebProjectPage(t *testing.T) {
+	m := newMirror(t, embedded)
+	publishProject(t, m.reg)
+	status, b := m.do(http.MethodPost, "/v1/projects", "", lockUpload(projectLock))
+	var reg struct{ ID string }
+	if status != http.StatusCreated || json.Unmarshal(b, &reg) != nil || reg.ID == "" {
+		t.Fatalf("registering: %d %s", status, b)
+	}
+	p := browser(t).MustPage(m.srv.URL + "/projects/" + reg.ID)
+	// The meta refresh reloads the page until the warm jobs are done.
+	p.MustElementR("p.meta", "ready")
+	p.MustElementX(`//td/code[text()="node_modules/a/node_modules/ms"]/../following-sibling::td[1]/a`).MustClick()
+	p.MustElement("table.tree")
+	if loc := p.MustInfo().URL; !strings.HasSuffix(loc, "/browse/ms@2.1.3/") {
+		t.Errorf("the nested ms folder links to %s, want ms@2.1.3", loc)
 	}
 }

@@ -13,6 +13,7 @@
 //	/diff/{name}?from=A&to=B           what npm diff prints between two versions, a page at a time
 //	/docs?q=, /docs/page?path=, /docs/compat?key=   explore_web_docs
 //	/warm/{id}                         a warm request's per-package state (POST /warm submits one)
+//	/projects/{id}                     a registered project's node_modules folders and their warmth
 //	/login (GET, POST), /logout (POST) a token kept in an HttpOnly, SameSite=Strict cookie
 //
 // A {version} that is a range or a tag redirects to the exact version, so
@@ -34,6 +35,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/lru"
+	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
@@ -65,13 +67,22 @@ type Warmer interface {
 	Progress(ctx context.Context, id string) (warm.Progress, error)
 }
 
-// Deps are what the pages read. Catalog, WebDocs and Warm may be nil:
+// Projects reports registered projects (project.Service).
+type Projects interface {
+	// Status returns a project's folders and their warmth after the
+	// access check; an error matching project.ErrNotFound for an unknown
+	// id.
+	Status(ctx context.Context, id string) (*project.Status, error)
+}
+
+// Deps are what the pages read. Catalog, WebDocs, Warm and Projects may be nil:
 // their parts of the page are then left out.
 type Deps struct {
 	Packages Packages
 	Catalog  store.Catalog
 	WebDocs  *webdocs.Service
 	Warm     Warmer
+	Projects Projects
 	// Access is the read chain's access check (explore.Options.Access);
 	// nil lets everything through. Lists of names read from the store
 	// (the home page's) show only the packages it allows.
@@ -145,7 +156,7 @@ func IsPage(path string) bool {
 	case path == "/", path == "/login", path == "/logout", path == "/warm":
 		return true
 	}
-	for _, p := range []string{"/browse/", "/diff/", "/docs", "/warm/", "/static/"} {
+	for _, p := range []string{"/browse/", "/diff/", "/docs", "/warm/", "/projects/", "/static/"} {
 		if strings.HasPrefix(path, p) {
 			return true
 		}
@@ -172,6 +183,7 @@ func (p *Pages) Register(e *echo.Echo) {
 	e.GET("/docs/compat", p.docsCompat)
 	e.POST("/warm", p.warmSubmit)
 	e.GET("/warm/:id", p.warmProgress)
+	e.GET("/projects/:id", p.projectPage)
 	e.GET("/static/highlight.css", func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
 		return c.Blob(http.StatusOK, "text/css; charset=utf-8", highlightCSS())
