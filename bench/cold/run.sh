@@ -100,6 +100,6 @@ bench() {
 	done
 }
 
-echo "cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg); $(rg --version | head -1)"
+echo "cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg); $(rg --version | sed -n 1p)"
 bench next@16.4.6 useRouter package.json
 bench lucide-react@1.81.0 ArrowLeft package.json

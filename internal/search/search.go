@@ -9,6 +9,12 @@
 // atomically (written under a temporary name, opened and checked, then
 // renamed), and when the local disk cannot take it (full, read-only) the
 // index is kept in memory instead, so grep degrades but does not fail.
+//
+// The first grep of a version with no index does not wait for the full
+// build (postings cost about 30 ms of CPU per MB of text, 6 s for
+// next@16.4.6): it is answered from a scan index — the same file without
+// postings, every query scanning all text, so the answers are the same —
+// while the full index builds in the background and replaces it.
 package search
 
 import (
