@@ -35,7 +35,7 @@ bench() {
 	if [ ! -f "$tgz" ]; then
 		local got
 		got=$(cd "$work" && npm pack "$spec" --silent)
-		mv "$work/$got" "$tgz"
+		[ "$work/$got" -ef "$tgz" ] || mv "$work/$got" "$tgz"
 	fi
 	if [ ! -d "$dir/package" ]; then
 		mkdir -p "$dir"
