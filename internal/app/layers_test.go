@@ -14,7 +14,7 @@ import (
 // wiring.
 var layers = map[string]int{
 	// 0: leaves, no imports of ours.
-	"nodesemver": 0, "pathglob": 0, "pkgpath": 0, "index": 0, "lru": 0, "npmrc": 0,
+	"nodesemver": 0, "pathglob": 0, "pkgpath": 0, "index": 0, "lru": 0, "npmrc": 0, "closest": 0,
 	"redisconn": 0, "store": 0,
 	// 1: vocabulary, storage, registry and Redis clients, ingest, grep.
 	"npmspec": 1, "semver": 1, "store/blobcodec": 1, "store/postgres": 1, "store/sqlite": 1,
