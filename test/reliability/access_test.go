@@ -94,6 +94,7 @@ var accessTable = map[string][]accessCall{
 		{path: "/v1/explore", body: `{"action":"read","packageName":"@priv/x","path":"x.js"}`, want: [3]int{401, 403, 200}},
 		{path: "/v1/explore", body: `{"action":"grep","packageName":"@priv/x","pattern":"secret"}`, want: [3]int{401, 403, 200}},
 		{path: "/v1/explore", body: `{"action":"list","packageName":"@priv/nope"}`, want: [3]int{401, 403, 404}},
+		{path: "/v1/explore", body: `{"action":"diff","packageName":"@priv/x","from":"1.0.0","to":"1.0.0"}`, want: [3]int{401, 403, 200}},
 	},
 	"GET /v1/npm/*": {
 		{path: "/v1/npm/@priv/x@1.0.0/x.js", want: [3]int{401, 403, 200}},
@@ -139,6 +140,7 @@ var accessTable = map[string][]accessCall{
 		{path: "/browse/@priv/x@1.0.0/?grep=secret", want: [3]int{303, 403, 200}},
 		{path: "/browse/@priv/nope@1.0.0/", want: [3]int{303, 403, 404}},
 	},
+	"GET /diff/*":      {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{303, 403, 200}}},
 	"GET /docs":        {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},
 	"GET /docs/page":   {{path: "/docs/page?path=Web/CSS/gap", want: [3]int{303, 403, 0}, with: allToken}},
 	"GET /docs/compat": {{path: "/docs/compat?key=css.properties.gap", want: [3]int{303, 403, 0}, with: allToken}},
