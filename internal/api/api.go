@@ -20,6 +20,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
@@ -145,7 +146,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if status >= 500 {
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
-		s.log.Error("request failed", "id", id, "status", status, "err", err)
+		s.log.Error("request failed", "id", id, "status", status, "err", err, "detail", upstream.Detail(err))
 		switch {
 		case status == http.StatusInternalServerError:
 			body.Error.Message = "internal error (request id " + id + ")"

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,7 +118,32 @@ func New(cfg Config, hc *http.Client) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{cfg: cfg, hc: hc, data: data, cdn: cdn}, nil
+	copied := *hc
+	copied.CheckRedirect = checkRedirect(hc.CheckRedirect, data, cdn)
+	return &Client{cfg: cfg, hc: &copied, data: data, cdn: cdn}, nil
+}
+
+// ErrRedirect means jsDelivr redirected to a host that is neither its
+// Data API's nor its CDN's. Following it would let an answer point the
+// mirror at any address, internal ones included (SSRF), as the registry
+// client refuses for tarballs.
+var ErrRedirect = errors.New("redirect to another host refused")
+
+// checkRedirect follows redirects only within the two base URLs' scheme
+// and host, at most 10 (net/http's default).
+func checkRedirect(next func(*http.Request, []*http.Request) error, bases ...*url.URL) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if !slices.ContainsFunc(bases, func(b *url.URL) bool { return b.Scheme == req.URL.Scheme && b.Host == req.URL.Host }) {
+			return ErrRedirect
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
 }
 
 func baseURL(setting, raw string) (*url.URL, error) {
@@ -272,7 +298,10 @@ func transportError(ctx context.Context, what string, err error) error {
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", what, cause)
 	}
-	return &UnavailableError{Err: fmt.Errorf("%s: %w", what, err)}
+	if errors.Is(err, ErrRedirect) {
+		return &UnavailableError{Err: fmt.Errorf("%s: %w", what, ErrRedirect)}
+	}
+	return &UnavailableError{Err: fmt.Errorf("%s: %w", what, upstream.InWords(err))}
 }
 
 // readCapped reads a body of at most max bytes.

@@ -102,8 +102,8 @@ func (b *breakers) allow(host, what string) (done func(error), err error) {
 func (b *breakers) refusal(host, what string, s *breakerState, retry time.Duration) error {
 	retry = max(retry, time.Second) // Retry-After is whole seconds; 0 would invite a hammering
 	return &UnavailableError{RetryAfter: retry, Err: fmt.Errorf(
-		"%s: %w for %s after %d consecutive failures (Config.BreakerFailures), last: %s; next attempt in %s (Config.BreakerCooldown %s)",
-		what, ErrCircuitOpen, host, s.failures, s.last, retry, b.cooldown)}
+		"%s: %w for its host after %d consecutive failures (Config.BreakerFailures), last: %s; next attempt in %s (Config.BreakerCooldown %s)",
+		what, ErrCircuitOpen, s.failures, s.last, retry, b.cooldown)}
 }
 
 func (b *breakers) doneFunc(host string, probe bool) func(error) {

@@ -287,7 +287,7 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 		if body.exceeded {
 			return nil, fmt.Errorf("%s: over %d bytes (Config.MaxPackumentBytes): %w", what, c.cfg.MaxPackumentBytes, ErrTooLarge)
 		}
-		return nil, transportError(context.Background(), what, fmt.Errorf("decoding: %w", err))
+		return nil, transportError(context.Background(), what+": decoding", err)
 	}
 	if p.Name == "" {
 		p.Name = name

@@ -2,11 +2,18 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -58,12 +65,73 @@ func transportError(caller context.Context, what string, err error) error {
 		return fmt.Errorf("%s: %w", what, caller.Err())
 	}
 	if errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTarballURL) {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the refusal, without the URL it was for
+		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("timed out: %w", err)
+	return &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, InWords(err))}
+}
+
+// failure is a transport error said in words. net/http's errors name the
+// URL (with a token, for a registry that takes it in the path), the
+// address dialled and, for a failed lookup, the resolver's: answers and
+// notes never carry those (issue 11), so Error says only what failed, and
+// Detail keeps the whole text for the log.
+type failure struct {
+	msg   string
+	cause error
+}
+
+func (f *failure) Error() string { return f.msg }
+func (f *failure) Unwrap() error { return f.cause }
+
+// InWords wraps a transport error in one whose message says what failed
+// (refused, timed out, a failed lookup, a cut answer) without the URL and
+// addresses net/http's errors name; errors.Is and errors.As still see the
+// original, and Detail returns its text for the log. The jsDelivr client
+// uses it too.
+func InWords(err error) error {
+	var (
+		dns    *net.DNSError
+		cert   *tls.CertificateVerificationError
+		op     *net.OpError
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+		msg    string
+	)
+	switch {
+	case errors.As(err, &syntax), errors.As(err, &typ):
+		return err // about the body, naming no address
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		msg = "timed out"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		msg = "the registry's host name does not resolve"
+	case errors.As(err, &dns):
+		msg = "looking up the registry's host name failed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		msg = "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		msg = "the connection closed before the answer was complete"
+	case errors.As(err, &cert):
+		msg = "the registry's TLS certificate is not trusted"
+	case errors.As(err, &op):
+		msg = "the connection failed (" + op.Op + ")"
+	default:
+		msg = "the request failed"
 	}
-	return &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
+	return &failure{msg: msg, cause: err}
+}
+
+// Detail returns the full text of the transport failure in err's chain,
+// URL and addresses included, for the log only; "" when there is none.
+func Detail(err error) string {
+	var f *failure
+	if errors.As(err, &f) {
+		return f.cause.Error()
+	}
+	return ""
 }
 
 // retryAfter reads a registry's Retry-After: ParseRetryAfter, or

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/pkgscope/pkgscope/internal/lru"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // MDNOptions configure fetching MDN's prose from its public JSON: a page's
@@ -123,8 +124,11 @@ func (c *mdnClient) trip(err error) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.downUntil = time.Now().Add(c.opt.Cooldown)
-	c.downWhy = fmt.Sprintf("MDN unreachable at %s: %v; not asked again until %s", c.base, err, c.downUntil.UTC().Format(time.RFC3339))
-	c.log.Warn("mdn unavailable", "base", c.base, "err", err, "cooldown", c.opt.Cooldown)
+	// The note a caller reads says what failed in words (err names no
+	// URL or address: see getJSON); the log has the base URL and the
+	// transport's own text.
+	c.downWhy = fmt.Sprintf("MDN unreachable: %v; not asked again until %s", err, c.downUntil.UTC().Format(time.RFC3339))
+	c.log.Warn("mdn unavailable", "base", c.base, "err", err, "detail", upstream.Detail(err), "cooldown", c.opt.Cooldown)
 	return c.downWhy
 }
 
@@ -229,7 +233,9 @@ func (c *mdnClient) cachedSummary(path string) string {
 }
 
 // getJSON GETs u and decodes a 200 answer into out. It returns the status
-// and an error for anything but 200.
+// and an error for anything but 200, which says what failed in words and
+// names neither u nor any address (upstream.InWords): it becomes a note
+// callers read.
 func (c *mdnClient) getJSON(ctx context.Context, u string, out any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -239,22 +245,22 @@ func (c *mdnClient) getJSON(ctx context.Context, u string, out any) (int, error)
 	req.Header.Set("User-Agent", c.opt.UserAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, upstream.InWords(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return resp.StatusCode, fmt.Errorf("%s answered %s", u, resp.Status)
+		return resp.StatusCode, fmt.Errorf("MDN answered %s", resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.opt.MaxBodyBytes+1))
 	if err != nil {
-		return resp.StatusCode, fmt.Errorf("reading %s: %w", u, err)
+		return resp.StatusCode, fmt.Errorf("reading MDN's answer: %w", upstream.InWords(err))
 	}
 	if int64(len(body)) > c.opt.MaxBodyBytes {
-		return resp.StatusCode, fmt.Errorf("%s is over %d bytes (setting mdn-max-body-bytes)", u, c.opt.MaxBodyBytes)
+		return resp.StatusCode, fmt.Errorf("MDN's answer is over %d bytes (setting mdn-max-body-bytes)", c.opt.MaxBodyBytes)
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("%s is not the JSON expected: %w", u, err)
+		return resp.StatusCode, fmt.Errorf("MDN's answer is not the JSON expected: %w", err)
 	}
 	return resp.StatusCode, nil
 }

@@ -355,13 +355,21 @@ func TestGetDocOfflineShowsIDL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMirror(t, false)
-			s := m.service(webdocs.MDNOptions{BaseURL: tc.mdn(m)})
+			base := tc.mdn(m)
+			s := m.service(webdocs.MDNOptions{BaseURL: base})
 			d, err := s.GetDoc(t.Context(), "/en-US/docs/Web/API/ResizeObserver/ResizeObserver")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Source != "packages" || !strings.Contains(d.Note, "unavailable") || !strings.Contains(d.Note, tc.why) {
 				t.Errorf("source %q note %q", d.Source, d.Note)
+			}
+			// One line, naming no URL, address or resolver (issue 11 §7,
+			// issue 12 item 6): net/http's dial errors name all three.
+			host := strings.TrimPrefix(base, "http://")
+			if strings.Contains(d.Note, "\n") || (base != "" && (strings.Contains(d.Note, host) || strings.Contains(d.Note, "http://"))) ||
+				strings.Contains(d.Note, "dial") || strings.Contains(d.Note, "127.0.0.1") {
+				t.Errorf("note %q is not one line free of internal detail", d.Note)
 			}
 			if !strings.Contains(d.IDL, "interface ResizeObserver {\n  constructor(ResizeObserverCallback callback);\n};") || strings.Contains(d.IDL, "observe(") {
 				t.Errorf("IDL = %q, want only the constructor", d.IDL)
