@@ -122,6 +122,14 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 		if a.WebDocs != nil {
 			opt.WebDocs = a.WebDocs // explore_web_docs, over the same local mirror
 		}
+		// A call naming no package explores the local project's tree.
+		opt.LocalProject = func(ctx context.Context) (string, error) {
+			reg, err := a.Projects.RegisterDir(ctx, proj.Dir())
+			if err != nil {
+				return "", err
+			}
+			return reg.ID, nil
+		}
 		log.Info("mcp: serving from the embedded store", "data-dir", cfg.DataDir, "project", proj.Dir())
 	}
 	srv := mcp.NewServer(ex, opt)

@@ -121,6 +121,16 @@ func (c *Client) Diff(ctx context.Context, r explore.Request) (*explore.DiffResu
 	return &res, err
 }
 
+// ExploreProject forwards a project request (explore.ProjectExplorer):
+// the remote's answer is passed on as it came.
+func (c *Client) ExploreProject(ctx context.Context, r explore.Request) (any, error) {
+	var raw json.RawMessage
+	if err := c.call(ctx, r, &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
 // call posts body, the API's own request type (so the client cannot drift
 // from the server: empty fields are left out), and decodes the answer.
 func (c *Client) call(ctx context.Context, body explore.Request, out any) error {

@@ -62,6 +62,11 @@ type Options struct {
 	AllowAnyHost bool
 	// WebDocs, when set, adds the explore_web_docs tool (webdocs.go).
 	WebDocs WebDocs
+	// LocalProject, when set (stdio), registers the local project and
+	// returns its id: a list, glob, read or grep call with neither
+	// packageName nor project explores the local project's node_modules
+	// tree. Registering unchanged files again is one lookup.
+	LocalProject func(ctx context.Context) (string, error)
 }
 
 func (o Options) withDefaults() Options {

@@ -170,8 +170,15 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	if err != nil {
 		return t.fail(err, ""), nil
 	}
+	if in.PackageName == "" && in.Project == "" && t.opt.LocalProject != nil && in.Action != "diff" && in.Action != "" {
+		id, err := t.opt.LocalProject(ctx)
+		if err != nil {
+			return t.fail(err, ""), nil
+		}
+		in.Project = id
+	}
 	var note string
-	if in.Version == "" && t.opt.Project != nil {
+	if in.Version == "" && t.opt.Project != nil && in.PackageName != "" {
 		d := t.opt.Project.Default(in.PackageName)
 		in.Version, note = d.Spec, d.Note()
 		if d.Warning != nil {
