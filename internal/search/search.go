@@ -67,9 +67,9 @@ type Options struct {
 	// only ~60 rows.
 	ChunkBytes int
 	// ScanFirst answers the first grep of a version that has no index
-	// yet from a scan index (the text and block tables without postings,
-	// built in about a tenth of the time: every query scans all text, with
-	// the same answers) while the full index builds in the background and
+	// yet from a scan index (the text and block tables without postings:
+	// every query scans all text, with the same answers; on next@16.4.6
+	// the first grep after ingest took 0.93 s this way, the full build 6 s) while the full index builds in the background and
 	// then replaces it. Off, the first grep waits for the full build.
 	ScanFirst bool
 	Build     index.BuildLimits
