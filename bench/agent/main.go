@@ -48,15 +48,34 @@ func main() {
 	base := flag.String("url", "http://127.0.0.1:7878", "the mirror")
 	label := flag.String("label", "", "column label")
 	flag.Parse()
-	fmt.Printf("| call (%s) | JSON bytes | MCP text bytes | MCP structured bytes | fact on first page | ms |\n|---|---:|---:|---:|---|---:|\n", *label)
+	fmt.Printf("| call (%s) | JSON bytes (status) | MCP text bytes | MCP structured bytes | fact on first page | first .d.ts match | ms |\n|---|---:|---:|---:|---|---:|---:|\n", *label)
 	for _, c := range calls {
 		start := time.Now()
 		status, js := post(*base+"/v1/explore", []byte(c.args), nil)
 		text, structured := mcpCall(*base, c.args)
 		ms := time.Since(start).Milliseconds()
 		found := regexp.MustCompile(c.fact).MatchString(text)
-		fmt.Printf("| %s | %d (%d) | %d | %d | %s | %d |\n", c.name, len(js), status, len(text), len(structured), yes(found), ms)
+		fmt.Printf("| %s | %d (%d) | %d | %d | %s | %s | %d |\n", c.name, len(js), status, len(text), len(structured), yes(found), firstDecl(js), ms)
 	}
+}
+
+// firstDecl is the rank of a grep answer's first match in a .d.ts file
+// ("-" when none, or not a grep).
+func firstDecl(js []byte) string {
+	var g struct {
+		Matches []struct {
+			File string `json:"file"`
+		} `json:"matches"`
+	}
+	if json.Unmarshal(js, &g) != nil || len(g.Matches) == 0 {
+		return "-"
+	}
+	for i, m := range g.Matches {
+		if strings.HasSuffix(m.File, ".d.ts") {
+			return fmt.Sprintf("%d of %d", i+1, len(g.Matches))
+		}
+	}
+	return fmt.Sprintf("none of %d", len(g.Matches))
 }
 
 func yes(b bool) string {
