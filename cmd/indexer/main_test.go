@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,23 +30,16 @@ type cli struct {
 
 func newCLI(t *testing.T, postgres bool) *cli {
 	t.Helper()
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	reg := fakeregistry.New(t)
-	c := &cli{t: t, reg: reg, data: t.TempDir(), env: map[string]string{
-		"npm_config_registry":     reg.URL(),
-		"NPM_CONFIG_USERCONFIG":   empty,
-		"NPM_CONFIG_GLOBALCONFIG": empty,
-		"HOME":                    t.TempDir(),
-		"PKGSCOPE_PROJECT_DIR":    t.TempDir(),
+	c := &cli{t: t, reg: reg, data: t.TempDir(), env: reg.Env()}
+	maps.Copy(c.env, map[string]string{
+		"PKGSCOPE_PROJECT_DIR": t.TempDir(),
 		// Short delays, so a failing package is reported in milliseconds.
 		"PKGSCOPE_WARM_RETRY_BASE":    "5ms",
 		"PKGSCOPE_WARM_RETRY_MAX":     "20ms",
 		"PKGSCOPE_WARM_POLL_INTERVAL": "20ms",
 		"PKGSCOPE_WARM_MAX_ATTEMPTS":  "2",
-	}}
+	})
 	if postgres {
 		c.env["PKGSCOPE_DATABASE_URL"] = pgtest.URL(t)
 	}

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -49,16 +47,7 @@ func newMirror(t testing.TB, kind storeKind, tweak ...func(*config.Config)) *mir
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"npm_config_registry":     reg.URL(),
-		"NPM_CONFIG_USERCONFIG":   empty,
-		"NPM_CONFIG_GLOBALCONFIG": empty,
-		"HOME":                    t.TempDir(),
-	}
+	env := reg.Env()
 	a, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

@@ -80,16 +80,7 @@ func newAuthedMirror(t *testing.T, tweak ...func(*config.Config)) *authedMirror 
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"npm_config_registry":     reg.URL(),
-		"NPM_CONFIG_USERCONFIG":   empty,
-		"NPM_CONFIG_GLOBALCONFIG": empty,
-		"HOME":                    t.TempDir(),
-	}
+	env := reg.Env()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := New(t.Context(), cfg, log, func(k string) string { return env[k] })

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -36,11 +34,7 @@ func newRemote(t *testing.T) *remote {
 	reg := fakeregistry.New(t)
 	cfg := config.Default()
 	cfg.DataDir, cfg.ProjectDir = t.TempDir(), t.TempDir()
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"npm_config_registry": reg.URL(), "NPM_CONFIG_USERCONFIG": empty, "NPM_CONFIG_GLOBALCONFIG": empty, "HOME": t.TempDir()}
+	env := reg.Env()
 	a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

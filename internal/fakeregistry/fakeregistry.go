@@ -18,6 +18,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +110,33 @@ func New(t testing.TB) *Registry {
 
 // URL is the registry's base URL, with a trailing slash.
 func (r *Registry) URL() string { return r.srv.URL + "/" }
+
+// Env is an isolated npm environment whose registry is r (IsolatedEnv).
+func (r *Registry) Env() map[string]string { return IsolatedEnv(r.t, r.URL()) }
+
+// IsolatedEnv is the environment a mirror under test reads npm's
+// configuration from: npm_config_registry is registryURL, the user and
+// global .npmrc are an empty file and HOME an empty directory, so nothing
+// of the machine's npm configuration leaks in. Callers add entries to it;
+// Getenv reads it.
+func IsolatedEnv(t testing.TB, registryURL string) map[string]string {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "npmrc")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		"npm_config_registry":     registryURL,
+		"NPM_CONFIG_USERCONFIG":   empty,
+		"NPM_CONFIG_GLOBALCONFIG": empty,
+		"HOME":                    t.TempDir(),
+	}
+}
+
+// Getenv reads env as os.Getenv reads the process's.
+func Getenv(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
 
 // PublishOption changes how Publish records a version.
 type PublishOption func(*publishOpts)

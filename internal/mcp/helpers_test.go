@@ -42,16 +42,7 @@ func newMirror(t *testing.T, tweak ...func(*config.Config)) *mirror {
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"npm_config_registry":     reg.URL(),
-		"NPM_CONFIG_USERCONFIG":   empty,
-		"NPM_CONFIG_GLOBALCONFIG": empty,
-		"HOME":                    t.TempDir(),
-	}
+	env := reg.Env()
 	a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

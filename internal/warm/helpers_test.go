@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -108,16 +106,7 @@ type worker struct {
 // HTTP transport (tests use it to see requests arrive).
 func newWorker(t *testing.T, reg *fakeregistry.Registry, st store.Store, cfg Config, rt func(http.RoundTripper) http.RoundTripper) *worker {
 	t.Helper()
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"npm_config_registry":     reg.URL(),
-		"NPM_CONFIG_USERCONFIG":   empty,
-		"NPM_CONFIG_GLOBALCONFIG": empty,
-		"HOME":                    t.TempDir(),
-	}
+	env := reg.Env()
 	npm, err := npmrc.Load(t.TempDir(), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -58,16 +57,7 @@ type mirror struct {
 // user or global .npmrc is read.
 func npmEnv(t testing.TB, registryURL string) map[string]string {
 	t.Helper()
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return map[string]string{
-		"npm_config_registry":     registryURL,
-		"NPM_CONFIG_USERCONFIG":   empty,
-		"NPM_CONFIG_GLOBALCONFIG": empty,
-		"HOME":                    t.TempDir(),
-	}
+	return fakeregistry.IsolatedEnv(t, registryURL)
 }
 
 // baseConfig is the configuration every in-process mirror starts from:

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -211,11 +209,7 @@ func inProcess(t *testing.T, redisAddr string, tweak func(*config.Config)) (*app
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"npm_config_registry": reg.URL(), "NPM_CONFIG_USERCONFIG": empty, "NPM_CONFIG_GLOBALCONFIG": empty, "HOME": t.TempDir()}
+	env := reg.Env()
 	a, err := app.New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
