@@ -32,18 +32,19 @@ import (
 // the stored files, which jsDelivr computes the same way. Versions are
 // served from the store (filling it on a miss), never from jsDelivr
 // itself: every endpoint reads through the chain without its fallback
-// link (explore.Service.Stored), access first. Differences: ranges resolve as npm would install them (jsDelivr
-// takes the highest match even when latest satisfies the range); links
+// link (explore.Service.StoreOnly), access first. Differences: ranges
+// resolve as npm would install them (jsDelivr takes the highest match
+// even when latest satisfies the range); links
 // name only this mirror's own endpoints (no stats, no entrypoints).
 // Errors use jsDelivr's shape {"status","message"} where jsDelivr has one
 // (400, 403 for a package too large, 404); others are the mirror's own,
 // with Retry-After on a 503.
 type jsdAPI struct {
-	svc *explore.Service // the store-only chain: explore.Service.Stored
+	svc *explore.Service // the store-only chain: explore.Service.StoreOnly
 }
 
 func registerJSDelivr(e *echo.Echo, svc *explore.Service) {
-	j := &jsdAPI{svc: svc.Stored()}
+	j := &jsdAPI{svc: svc.StoreOnly()}
 	e.GET("/v1/packages/npm/*", j.shaped(j.data))
 	e.GET("/npm/*", j.shaped(j.cdn))
 }

@@ -147,7 +147,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	svc := explore.New(ropt)
 	a.Service = svc
-	a.WebDocs = newWebDocs(svc.Stored(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
+	a.WebDocs = newWebDocs(svc.StoreOnly(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs,

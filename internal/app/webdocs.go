@@ -15,7 +15,7 @@ import (
 // newWebDocs builds the explore_web_docs service. It reads its four data
 // packages through svc, so they are mirrored, pinned and warmed like any
 // package; nothing is loaded until the first call or Warm. svc is the
-// store-only chain (explore.Service.Stored).
+// store-only chain (explore.Service.StoreOnly).
 func newWebDocs(svc *explore.Service, access explore.Access, cfg config.Config, log *slog.Logger, mdnClient *http.Client) *webdocs.Service {
 	opt := cfg.WebDocs()
 	opt.Logger, opt.HTTPClient, opt.Access = log, mdnClient, access

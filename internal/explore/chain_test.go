@@ -77,7 +77,7 @@ func TestAccessIsTheFirstLink(t *testing.T) {
 	c.fj.Publish("@priv/x", "1.0.0", tgz)
 	c.reg.Fail("@priv/x", http.StatusServiceUnavailable, "") // the fallback would answer
 	target := explore.Target{PackageName: "@priv/x", Version: "1.0.0"}
-	for _, svc := range []*explore.Service{c.svc, c.svc.Stored()} {
+	for _, svc := range []*explore.Service{c.svc, c.svc.StoreOnly()} {
 		ctx := t.Context()
 		_, openErr := svc.Open(ctx, target)
 		_, resolveErr := svc.Resolve(ctx, target)
@@ -115,7 +115,7 @@ func TestStoredHasNoFallback(t *testing.T) {
 		t.Fatalf("full chain: %+v %v, want jsDelivr's answer", o, err)
 	}
 	before := c.fj.TotalRequests()
-	_, err = c.svc.Stored().Open(t.Context(), target)
+	_, err = c.svc.StoreOnly().Open(t.Context(), target)
 	var unav *upstream.UnavailableError
 	if !errors.As(err, &unav) {
 		t.Errorf("store-only chain: %v, want the registry's *UnavailableError", err)

@@ -15,8 +15,8 @@
 // version or a cold fill outlasts its budget; core (chain.go) resolves
 // with the registry, reads the store and asks the Filler (internal/fill)
 // to bring a missing version in. Answers that must be the store's own
-// (the jsDelivr-compatible endpoints, web docs' datasets) use Stored, the
-// same chain without the fallback link:
+// (the jsDelivr-compatible endpoints, web docs' datasets, diff) use
+// StoreOnly, the same chain without the fallback link:
 //
 //	access → core
 package explore
@@ -123,11 +123,11 @@ func New(opt Options) *Service {
 	return s
 }
 
-// Stored is s without the fallback link: every answer comes from the
+// StoreOnly is s without the fallback link: every answer comes from the
 // store, after a fill when needed, however long that takes. The
 // jsDelivr-compatible endpoints use it, since their hashes and sizes must
 // be the store's, and web docs, whose datasets outlive the request.
-func (s *Service) Stored() *Service { return s.stored }
+func (s *Service) StoreOnly() *Service { return s.stored }
 
 // Target names a package version as the caller asked for it.
 type Target struct {
