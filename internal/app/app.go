@@ -135,6 +135,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		Store: a.Cache.Reader(st), Resolver: a.Cache.Resolver(resolver), Filler: filler, Searcher: searcher,
 		Packuments: reg, Access: scopeAccess(npm), Limits: cfg.Explore(),
 		Suggester: suggester{reg: reg, st: st, allow: scopeAccess(npm)},
+		BrowseURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 	}
 	if cfg.JSDelivrEnabled() {
 		fb, err := newFallback(cfg, npm, &http.Client{Transport: m.Transport("jsdelivr", nil)})
@@ -163,7 +164,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	svc.SetProjects(project.NewExplorer(a.Projects, svc, project.ExplorerLimits{
 		Glob: cfg.Explore().Glob, DefaultMatches: cfg.DefaultMaxMatches, MaxMatches: cfg.MaxMatches,
 	}))
-	a.mountWeb(e, svc, wh, ropt.Access)
+	a.mountWeb(e, svc, wh, reg, ropt.Access)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is
 		// served only there (serveSide).
@@ -210,6 +211,9 @@ func (a *App) Close() error {
 // Serve runs the mirror until ctx is done, then shuts down gracefully,
 // giving in-flight requests cfg.ShutdownTimeout.
 func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = loopbackURL(cfg.Addr)
+	}
 	a, err := New(ctx, cfg, log, os.Getenv)
 	if err != nil {
 		return err
@@ -255,6 +259,20 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// loopbackURL is the web page's address for a mirror listening on a
+// loopback address (a laptop), "" for any other: behind a load balancer
+// only public-url can say how users reach it.
+func loopbackURL(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+		return "http://" + addr
+	}
+	return ""
 }
 
 // scopeAccess lets a verified caller read a package only as its token

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/web"
 )
@@ -21,9 +22,9 @@ func webAuth() auth.Options {
 
 // mountWeb serves the web page from the same service, store, registry and
 // warm queue as the API.
-func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, access explore.Access) {
+func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, reg *upstream.Client, access explore.Access) {
 	web.New(web.Deps{
-		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Projects: a.Projects, Access: access,
+		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Projects: a.Projects, Access: access, Search: reg.Search,
 		Auth: a.Tokens.Len() > 0, Verify: func(tok string) bool { _, ok := a.Tokens.Verify(tok); return ok },
 	}, web.DefaultLimits()).Register(e)
 }

@@ -201,3 +201,38 @@ func TestWebProjectPage(t *testing.T) {
 		t.Errorf("the nested ms folder links to %s, want ms@2.1.3", loc)
 	}
 }
+
+// TestAnswersLinkToTheWebPage: with public-url, an answer names the web
+// page of what it answered, and that page shows the lines read.
+func TestAnswersLinkToTheWebPage(t *testing.T) {
+	const public = "http://mirror.example"
+	m := newMirror(t, embedded, func(c *config.Config) { c.PublicURL = public + "/" })
+	m.reg.Publish("demo", "1.1.0", webPackage(t))
+	var read struct{ Browse string }
+	if status, b := m.explore(`{"action":"read","packageName":"demo","version":"^1","path":"lib/util.ts","offset":31}`, &read); status != http.StatusOK {
+		t.Fatalf("read: %d %s", status, b)
+	}
+	if want := public + "/browse/demo@1.1.0/lib/util.ts?offset=31#L31"; read.Browse != want {
+		t.Fatalf("read links to %q, want %q", read.Browse, want)
+	}
+	page, _, _ := strings.Cut(strings.TrimPrefix(read.Browse, public), "#")
+	resp, body := m.get(page)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `id="L31"`) || strings.Contains(string(body), `id="L30"`) {
+		t.Errorf("GET %s: %d; the page should start at line 31", page, resp.StatusCode)
+	}
+	var grep struct{ Browse string }
+	if status, b := m.explore(`{"action":"grep","packageName":"demo","version":"1.1.0","pattern":"needle"}`, &grep); status != http.StatusOK || grep.Browse != public+"/browse/demo@1.1.0/" {
+		t.Errorf("grep: %d, browse %q: %s", status, grep.Browse, b)
+	}
+}
+
+func TestLoopbackURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:7878": "http://127.0.0.1:7878", "localhost:80": "http://localhost:80", "[::1]:7878": "http://[::1]:7878",
+		":7878": "", "0.0.0.0:7878": "", "10.0.0.5:7878": "", "bad": "",
+	} {
+		if got := loopbackURL(addr); got != want {
+			t.Errorf("loopbackURL(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}

@@ -51,6 +51,11 @@ type Config struct {
 	// ProjectAnswerBytes is the default budget of a project answer,
 	// MaxProjectAnswerBytes the most a request's maxBytes may ask.
 	ProjectAnswerBytes, MaxProjectAnswerBytes int
+	// PublicURL is the mirror's address as its users reach it
+	// ("https://pkgscope.example.internal"): answers then link to the web
+	// page of what they answered. Empty: a mirror listening on a loopback
+	// address links to that address; any other links nowhere.
+	PublicURL string
 	// AllowedHosts are the Host names a mirror without tokens answers
 	// besides the loopback names; "*" allows any.
 	AllowedHosts []string
@@ -274,6 +279,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b := NewBinder(fs, getenv, EnvPrefix)
 
 	b.Str(&c.Addr, "addr", "listen address of the HTTP API")
+	b.Str(&c.PublicURL, "public-url", "the mirror's address as users reach it, for links to its web page in answers (default: the addr when it is loopback)")
 	b.Str(&c.DataDir, "data-dir", "directory of the embedded store and local caches")
 	b.Secret(&c.DatabaseURL, "database-url", "Postgres URL (also DATABASE_URL); empty means the embedded store")
 	if c.DatabaseURL == "" {

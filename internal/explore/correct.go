@@ -57,6 +57,9 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 		return nil, Answer{}, s.unknownPackage(ctx, r.PackageName, err)
 	}
 	a := Answer{PackageName: o.Name, Version: o.Version, ResolvedFrom: resolvedFrom(r.Version), Source: o.Source, Notes: notes}
+	if s.browse != "" {
+		a.Browse = s.browse + "/browse/" + o.Name + "@" + o.Version + "/"
+	}
 	return o, a, nil
 }
 

@@ -90,6 +90,11 @@ type Options struct {
 	// nil leaves the correction to the name alone.
 	Suggester Suggester
 	Limits    Limits
+	// BrowseURL is the web page's base URL ("http://127.0.0.1:7878"):
+	// with it every answer names the page showing what it answered
+	// (Answer.Browse), so an agent can cite the lines it read. Empty: no
+	// links (a mirror whose public address is not known).
+	BrowseURL string
 }
 
 // Service answers explore_npm actions over a Versions chain.
@@ -99,6 +104,7 @@ type Service struct {
 	searcher Searcher
 	suggest  Suggester
 	lim      Limits
+	browse   string          // Options.BrowseURL
 	projects ProjectExplorer // SetProjects; nil: project requests are refused
 }
 
@@ -114,10 +120,10 @@ func New(opt Options) *Service {
 		base = &access{next: base, allow: opt.Access}
 		full = &access{next: full, allow: opt.Access}
 	}
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL}
 		s.stored.stored = s.stored
 	}
 	return s

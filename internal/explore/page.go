@@ -52,6 +52,11 @@ type Answer struct {
 	// (or not within the cold budget) and jsDelivr answered; omitted when
 	// the mirror's store answered.
 	Source string `json:"source,omitempty"`
+	// Browse is the web page of what was answered, when the mirror knows
+	// its address (Options.BrowseURL): the version's folder page, to which
+	// a file's path and "#L12" point at a line; for read, the file's page
+	// at the first line read.
+	Browse string `json:"browse,omitempty"`
 	// Notes are the corrections applied to the request (a name@version
 	// split, a node_modules/ prefix stripped) and hints, one line each.
 	Notes []string `json:"notes,omitempty"`

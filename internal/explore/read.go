@@ -70,6 +70,13 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res.Browse != "" && !isFolder {
+		res.Browse += pkgpath.Escape(path)
+		if r.Offset > 1 {
+			res.Browse += "?offset=" + strconv.Itoa(r.Offset)
+		}
+		res.Browse += "#L" + strconv.Itoa(r.Offset)
+	}
 	if isFolder {
 		return s.readFolder(res, o, path, b, r), nil
 	}

@@ -17,6 +17,9 @@ func head(a explore.Answer, what string) string {
 		b.WriteString(" (" + a.ResolvedFrom + ")")
 	}
 	b.WriteString(" " + what)
+	if a.Browse != "" {
+		b.WriteString("\n[web page: " + a.Browse + "]")
+	}
 	for _, n := range a.Notes {
 		b.WriteString("\n[note: " + n + "]")
 	}

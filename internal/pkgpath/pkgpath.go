@@ -17,6 +17,7 @@ package pkgpath
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -248,4 +249,14 @@ func short(p string) string {
 		return p
 	}
 	return p[:max] + "..."
+}
+
+// Escape escapes each segment of a clean path for a URL's path, keeping
+// its slashes: "dist/a b.js" is "dist/a%20b.js".
+func Escape(p string) string {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return strings.Join(segs, "/")
 }

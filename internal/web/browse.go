@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/pkgpath"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
@@ -141,13 +141,13 @@ func listFolder(files []store.File, folder, base string) ([]entry, int, int64) {
 		rel := f.Path[len(prefix):]
 		if dir, _, ok := strings.Cut(rel, "/"); ok {
 			if len(dirs) == 0 || dirs[len(dirs)-1].Name != dir {
-				dirs = append(dirs, entry{Name: dir, Href: base + escapePath(prefix+dir) + "/", Dir: true})
+				dirs = append(dirs, entry{Name: dir, Href: base + pkgpath.Escape(prefix+dir) + "/", Dir: true})
 			}
 			dirs[len(dirs)-1].Files++
 			dirs[len(dirs)-1].Bytes += f.Size
 			continue
 		}
-		plain = append(plain, entry{Name: rel, Href: base + escapePath(f.Path), Files: 1, Bytes: f.Size})
+		plain = append(plain, entry{Name: rel, Href: base + pkgpath.Escape(f.Path), Files: 1, Bytes: f.Size})
 	}
 	// A folder's files are one run in byte order, but runs sort by the
 	// whole path: "dist-x/a" before "dist/a" ('-' < '/'). Order folders
@@ -165,22 +165,13 @@ func crumbs(base, p string, linkLast bool) []crumb {
 	}
 	parts := strings.Split(p, "/")
 	for i, part := range parts {
-		href := base + escapePath(strings.Join(parts[:i+1], "/")) + "/"
+		href := base + pkgpath.Escape(strings.Join(parts[:i+1], "/")) + "/"
 		if i == len(parts)-1 && !linkLast {
 			href = ""
 		}
 		out = append(out, crumb{Name: part, Href: href})
 	}
 	return out
-}
-
-// escapePath escapes each segment of a package path for a URL.
-func escapePath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/")
 }
 
 // versionsData is the version picker: dist-tags and the newest versions.
@@ -287,7 +278,7 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 	base := "/browse/" + o.Name + "@" + o.Version + "/"
 	for _, m := range res.Matches {
 		if len(g.Files) == 0 || g.Files[len(g.Files)-1].Path != m.File {
-			g.Files = append(g.Files, grepFile{Path: m.File, Href: base + escapePath(m.File)})
+			g.Files = append(g.Files, grepFile{Path: m.File, Href: base + pkgpath.Escape(m.File)})
 		}
 		f := &g.Files[len(g.Files)-1]
 		text := m.Text
@@ -333,7 +324,7 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 	d.Path = f.Path
 	d.Crumbs = crumbs(d.Base, f.Path, false)
 	d.Versions = p.versions(c, o.Name, o.Version)
-	fd := &fileData{Size: f.Size, Raw: "/v1/npm/" + o.Name + "@" + o.Version + "/" + escapePath(f.Path)}
+	fd := &fileData{Size: f.Size, Raw: "/v1/npm/" + o.Name + "@" + o.Version + "/" + pkgpath.Escape(f.Path)}
 	d.File = fd
 	_, body, _, err := p.d.Packages.FileOf(c.Request().Context(), o, f.Path)
 	if err != nil {
@@ -363,7 +354,7 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 		p.lit.Add(key, lit, lit.cost())
 	}
 	fd.Lines, fd.Highlight = lit.lines, lit.lexed
-	self := d.Base + escapePath(f.Path)
+	self := d.Base + pkgpath.Escape(f.Path)
 	if start > 1 {
 		fd.Prev = self + "?offset=" + strconv.Itoa(max(1, start-p.lim.PageLines))
 	}

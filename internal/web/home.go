@@ -16,7 +16,10 @@ type homeData struct {
 	Query  string
 	Open   string // link to the package the query names, when it is a valid name
 	Names  []string
-	Recent []store.Version
+	// Found are the registry search's answers; SearchErr says it failed.
+	Found     []string
+	SearchErr bool
+	Recent    []store.Version
 	Warm   []warmSummary
 }
 
@@ -40,6 +43,18 @@ func (p *Pages) home(c echo.Context) error {
 			for _, n := range names {
 				if p.allowed(c, n) {
 					d.Names = append(d.Names, n)
+				}
+			}
+		}
+		if p.d.Search != nil {
+			found, err := p.d.Search(ctx, d.Query, p.lim.ListNames/2)
+			if err != nil {
+				p.log.Warn("web: registry search", "err", err)
+				d.SearchErr = true
+			}
+			for _, n := range found {
+				if p.allowed(c, n) {
+					d.Found = append(d.Found, n)
 				}
 			}
 		}

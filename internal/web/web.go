@@ -83,6 +83,9 @@ type Deps struct {
 	WebDocs  *webdocs.Service
 	Warm     Warmer
 	Projects Projects
+	// Search asks the registry's search for packages matching text, at
+	// most n (upstream.Client.Search); nil leaves it out.
+	Search func(ctx context.Context, text string, n int) ([]string, error)
 	// Access is the read chain's access check (explore.Options.Access);
 	// nil lets everything through. Lists of names read from the store
 	// (the home page's) show only the packages it allows.
