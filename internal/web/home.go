@@ -13,14 +13,14 @@ import (
 // homeData is the home page: a search, what the store holds, and the warm
 // requests this browser submitted.
 type homeData struct {
-	Query  string
-	Open   string // link to the package the query names, when it is a valid name
-	Names  []string
+	Query string
+	Open  string // link to the package the query names, when it is a valid name
+	Names []string
 	// Found are the registry search's answers; SearchErr says it failed.
 	Found     []string
 	SearchErr bool
 	Recent    []store.Version
-	Warm   []warmSummary
+	Warm      []warmSummary
 }
 
 // home serves /: find a package, recently stored versions, warm requests.
