@@ -34,16 +34,29 @@ func TestIndexCostFollowsUniqueText(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "indexes")
 	m := newMirror(t, func(c *config.Config) { c.IndexDir = dir })
 	m.reg.Publish("copies", "1.0.0", sameBodyPackage(t, 1000))
-	a := m.explore(`{"action":"grep","packageName":"copies","version":"1.0.0","pattern":"value_7 = 7;","maxMatches":2000}`)
+	a := m.explore(`{"action":"grep","packageName":"copies","version":"1.0.0","pattern":"value_7 = 7;","outputMode":"count","sort":"path"}`)
 	if a.status != 200 {
 		t.Fatalf("grep: %v", a)
 	}
-	var res struct{ Matches []struct{ File string } }
+	var res struct {
+		FilesSearched int
+		Files         []struct {
+			Path  string
+			Count int
+		}
+	}
 	if err := json.Unmarshal(a.body, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Matches) != 1000 || res.Matches[734].File != "lib/copy0734.js" {
-		t.Fatalf("%d matches, want one in each of the 1000 copies", len(res.Matches))
+	// The answer is cut to its byte budget; every copy was searched and
+	// each file listed holds the line once.
+	if res.FilesSearched != 1001 || len(res.Files) == 0 {
+		t.Fatalf("searched %d files, listed %d; want 1001 searched (1000 copies and package.json)", res.FilesSearched, len(res.Files))
+	}
+	for i, f := range res.Files {
+		if want := fmt.Sprintf("lib/copy%04d.js", i); f.Path != want || f.Count != 1 {
+			t.Fatalf("file %d: %+v, want %s with 1 line", i, f, want)
+		}
 	}
 	var total int64
 	ents, _ := os.ReadDir(dir)
