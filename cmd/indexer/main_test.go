@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/popular"
 	"github.com/pkgscope/pkgscope/internal/redistest"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -249,7 +251,7 @@ func TestReindexDryRun(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	code, out := c.run("reindex", "--dry-run")
-	if code != exitOK || !strings.Contains(out, "0 versions stored under an ingest format older than 1; 0 without a search index of format") {
+	if code != exitOK || !strings.Contains(out, fmt.Sprintf("0 versions stored under an ingest format older than %d; 0 without a search index of format", warm.IngestFormat)) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

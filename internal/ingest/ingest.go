@@ -25,6 +25,16 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
+// Format is the version of the extraction rules this package stores
+// versions under (store.NewVersion.IngestFormat). Bump it when a change
+// to them changes what is stored for a version; `indexer reindex` then
+// ingests versions of older formats again.
+//
+//   - 1: the first rules.
+//   - 2: each file's tar mode and tarball order are kept (migration
+//     00005), which npm diff prints; format-1 versions have neither.
+const Format = 2
+
 // Skipped is a tar entry that was not stored, and why. Skipping is not an
 // error: npm's own extractor (node-tar) drops the same entries.
 type Skipped struct {
@@ -108,7 +118,7 @@ func Ingest(ctx context.Context, w store.Writer, name, version, integrity string
 	for _, f := range u.files {
 		total += f.Size
 	}
-	err = w.CommitVersion(ctx, store.NewVersion{Name: name, Version: version, Integrity: integrity, Files: u.files})
+	err = w.CommitVersion(ctx, store.NewVersion{Name: name, Version: version, Integrity: integrity, Files: u.files, IngestFormat: Format})
 	if err != nil {
 		return Result{}, fmt.Errorf("ingest %s@%s: committing %d files: %w", name, version, len(u.files), err)
 	}

@@ -117,7 +117,14 @@ type NewVersion struct {
 	Version   string
 	Integrity string
 	Files     []File
+	// IngestFormat is the version of the extraction rules the files were
+	// stored under (ingest.Format), recorded for `indexer reindex`; 0
+	// records 1, the format of versions stored before it was written.
+	IngestFormat int
 }
+
+// Format is the ingest format CommitVersion records for v.
+func (v NewVersion) Format() int { return max(v.IngestFormat, 1) }
 
 // Validate checks what CommitVersion requires of v's shape: a name and
 // version, and files sorted by Path in strict byte order (so no duplicate

@@ -6,21 +6,16 @@ import (
 	"fmt"
 
 	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // IngestFormat is the version of the extraction rules (internal/ingest's
 // entry rules and limits, internal/pkgpath's path rule) that this binary
-// stores versions under. Bump it when a change to those rules changes
-// what is stored for a version; `indexer reindex` then finds the versions
-// recorded under an older format (versions.ingest_format) and ingests them
-// again.
-//
-// The store records the format through the column's default (1) today.
-// Whoever bumps IngestFormat must also make CommitVersion write it (a
-// Format field on store.NewVersion), or new versions would be recorded as
-// format 1 and re-ingested needlessly.
-const IngestFormat = 1
+// stores versions under: ingest.Format, which ingest records with each
+// version it commits. `indexer reindex` finds the versions recorded under
+// an older format (versions.ingest_format) and ingests them again.
+const IngestFormat = ingest.Format
 
 // Stale lists the ready versions stored under an ingest format older than
 // format, by name and version, at most limit of them.

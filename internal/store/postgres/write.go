@@ -121,15 +121,15 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, `
-			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes)
-			VALUES ($1, $2, 'ready', $3, $4, $5)
+			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes, ingest_format)
+			VALUES ($1, $2, 'ready', $3, $4, $5, $6)
 			ON CONFLICT (name, version) DO UPDATE
 			SET state = 'ready', reason = '', integrity = EXCLUDED.integrity,
 			    file_count = EXCLUDED.file_count, total_bytes = EXCLUDED.total_bytes,
-			    updated_at = now()
+			    ingest_format = EXCLUDED.ingest_format, updated_at = now()
 			WHERE versions.state <> 'ready'
 			RETURNING id`,
-			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(),
+			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(), v.Format(),
 		).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrExists

@@ -111,3 +111,29 @@ func testMaintenance(t *testing.T, s store.Store) {
 	got, err = s.OlderIngest(ctx, 2, 10)
 	refs("OlderIngest(2) after the new commit", got, err, "left-pad@2.0.0")
 }
+
+// testCommitRecordsIngestFormat: CommitVersion records the format it is
+// given (0 records 1), so reindex finds what an older binary stored.
+func testCommitRecordsIngestFormat(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	old, cur := newFixture("old", "1.0.0", map[string][]byte{"o.js": []byte("o")}), newFixture("cur", "1.0.0", map[string][]byte{"c.js": []byte("c")})
+	cur.v.IngestFormat = 3
+	commit(t, s, old)
+	commit(t, s, cur)
+	for _, tt := range []struct {
+		format int
+		want   []string
+	}{{1, nil}, {2, []string{"old@1.0.0"}}, {3, []string{"old@1.0.0"}}, {4, []string{"cur@1.0.0", "old@1.0.0"}}} {
+		got, err := s.OlderIngest(ctx, tt.format, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range got {
+			names = append(names, r.Name+"@"+r.Version)
+		}
+		if !slices.Equal(names, tt.want) {
+			t.Errorf("OlderIngest(%d) = %q, want %q", tt.format, names, tt.want)
+		}
+	}
+}

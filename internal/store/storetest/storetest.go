@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingBlobKeepsFailedRecord", testMissingBlobKeepsFailedRecord},
 		{"InvalidVersionRejected", testInvalidVersionRejected},
 		{"IndexRecord", testIndexRecord},
+		{"CommitRecordsIngestFormat", testCommitRecordsIngestFormat},
 		{"Catalog", testCatalog},
 		{"Maintenance", testMaintenance},
 		{"Project", testProject},
