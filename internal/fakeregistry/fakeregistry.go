@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/semver"
 )
 
@@ -131,6 +132,16 @@ func IsolatedEnv(t testing.TB, registryURL string) map[string]string {
 		"NPM_CONFIG_GLOBALCONFIG": empty,
 		"HOME":                    t.TempDir(),
 	}
+}
+
+// NPM is npm's configuration read from Env: r is the registry.
+func (r *Registry) NPM() *npmrc.Config {
+	r.t.Helper()
+	npm, err := npmrc.Load(r.t.TempDir(), Getenv(r.Env()))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return npm
 }
 
 // Getenv reads env as os.Getenv reads the process's.

@@ -1,0 +1,160 @@
+package fill_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/ingest"
+	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/upstream"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// env is the chain fill.New builds over the real registry client (against
+// a fake registry), the embedded store and a real searcher.
+type env struct {
+	reg *fakeregistry.Registry
+	st  *sqlite.Store
+	up  *upstream.Client
+	s   *search.Searcher
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	reg := fakeregistry.New(t)
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := search.New(st, search.DefaultOptions(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); st.Close() })
+	return &env{reg: reg, st: st, up: upstream.New(reg.NPM(), upstream.Config{}, nil), s: s}
+}
+
+func (e *env) filler(opt fill.Options) fill.Filler {
+	opt.Ingest = ingest.DefaultLimits()
+	return fill.New(e.st, e.up, opt)
+}
+
+func (e *env) publish(t *testing.T, name, version string, opts ...fakeregistry.PublishOption) {
+	t.Helper()
+	e.reg.Publish(name, version, tarballtest.Package(t, map[string]string{
+		"package.json": `{"name":"` + name + `","version":"` + version + `"}`,
+		"index.js":     "module.exports = 42;\n",
+	}), opts...)
+}
+
+// TestColdFillStoresAndIndexes: a miss downloads once, commits the files,
+// builds the index (Options.Index), and the next call is a store hit.
+func TestColdFillStoresAndIndexes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "cold", "1.0.0")
+	f := e.filler(fill.Options{Timeout: time.Minute, Index: e.s})
+	for range 2 {
+		if err := f.Fill(t.Context(), "cold", "1.0.0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.reg.TarballDownloads("cold", "1.0.0"); n != 1 {
+		t.Errorf("%d downloads, want 1 (the second fill is a store hit)", n)
+	}
+	files, err := e.st.Files(t.Context(), "cold", "1.0.0")
+	if err != nil || len(files) != 2 {
+		t.Errorf("stored files %+v, %v; want index.js and package.json", files, err)
+	}
+	if _, err := e.st.Index(t.Context(), "cold", "1.0.0", index.FormatVersion); err != nil {
+		t.Errorf("no index after the fill: %v", err)
+	}
+}
+
+// TestConcurrentFillsDownloadOnce: callers asking for the same cold
+// version at once share one download, and a caller giving up does not
+// cancel it for the others (the fill runs detached).
+func TestConcurrentFillsDownloadOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "busy", "1.0.0")
+	f := e.filler(fill.Options{Timeout: time.Minute})
+	arrived := e.reg.Arrived("busy")
+	release := e.reg.Hold("busy")
+	defer release()
+
+	quitter, quit := context.WithCancel(t.Context())
+	first := make(chan error, 1)
+	go func() { first <- f.Fill(quitter, "busy", "1.0.0") }()
+	<-arrived // the fetch is in flight, held
+	quit()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("the caller that gave up got %v, want context.Canceled", err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() { errs <- f.Fill(t.Context(), "busy", "1.0.0") })
+	}
+	release()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a waiting caller: %v", err)
+		}
+	}
+	if n := e.reg.TarballDownloads("busy", "1.0.0"); n != 1 {
+		t.Errorf("%d downloads, want 1", n)
+	}
+}
+
+// TestBadBytesAreRemembered: a tarball that fails its integrity check is
+// recorded as failed and answered from memory for FailedRetryAfter, not
+// downloaded again.
+func TestBadBytesAreRemembered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "bad", "1.0.0", fakeregistry.WithIntegrity("sha512-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="))
+	f := e.filler(fill.Options{Timeout: time.Minute, FailedRetryAfter: time.Hour})
+	for i := range 2 {
+		err := f.Fill(t.Context(), "bad", "1.0.0")
+		if !errors.Is(err, upstream.ErrIntegrity) || !fill.BadBytes(err) {
+			t.Fatalf("fill %d: %v, want an integrity failure", i, err)
+		}
+	}
+	if n := e.reg.TarballDownloads("bad", "1.0.0"); n != 1 {
+		t.Errorf("%d downloads, want 1 (the failure is remembered)", n)
+	}
+	v, err := e.st.Version(t.Context(), "bad", "1.0.0")
+	if err != nil || v.State != store.StateFailed {
+		t.Errorf("store record %+v, %v; want failed", v, err)
+	}
+}
+
+// TestUnknownVersionIsNotFound: a version the registry does not list is
+// upstream.ErrNotFound, and nothing is recorded.
+func TestUnknownVersionIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "pkg", "1.0.0")
+	f := e.filler(fill.Options{Timeout: time.Minute})
+	if err := f.Fill(t.Context(), "pkg", "9.9.9"); !errors.Is(err, upstream.ErrNotFound) {
+		t.Errorf("Fill(pkg@9.9.9) = %v, want upstream.ErrNotFound", err)
+	}
+	if _, err := e.st.Version(t.Context(), "pkg", "9.9.9"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a missing version left a record: %v", err)
+	}
+}
