@@ -236,3 +236,33 @@ func TestLoopbackURL(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenlessCrossSiteScriptCannotRun: a laptop mirror (no tokens)
+// holds packages fetched with the developer's registry credentials. A
+// page of another site that loads one of its files as a script must not
+// run it: the browser marks the request Sec-Fetch-Site: cross-site and the
+// mirror refuses it, and its Cross-Origin-Resource-Policy: same-origin
+// would stop the browser using the bytes anyway (with both removed, this
+// test fails). The mirror's own pages can run it: the control shows the
+// test would see a script that ran.
+func TestTokenlessCrossSiteScriptCannotRun(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("demo", "1.1.0", webPackage(t))
+	raw := m.srv.URL + "/v1/npm/demo@1.1.0/index.js"
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><script>window.done = false;</script><script src="%s" onload="window.done = 'loaded'" onerror="window.done = 'refused'"></script>`, raw)
+	}))
+	t.Cleanup(attacker.Close)
+	p := browser(t).MustPage(strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1))
+	p.MustWait(`() => window.done !== false`)
+	if leaked, done := p.MustEval(`() => String(window.leaked)`).Str(), p.MustEval(`() => String(window.done)`).Str(); leaked != "undefined" || done != "refused" {
+		t.Errorf("a cross-site page loaded the package's script: leaked=%q, script %s", leaked, done)
+	}
+	// Control: the same script from the mirror's own origin runs.
+	p.MustNavigate(m.srv.URL + "/").MustWaitLoad()
+	p.MustEval(`src => new Promise((ok, fail) => { const s = document.createElement("script"); s.src = src; s.onload = ok; s.onerror = () => fail(new Error("refused")); document.head.appendChild(s); })`, raw)
+	if leaked := p.MustEval(`() => String(window.leaked)`).Str(); leaked != "secret" {
+		t.Errorf("control: the mirror's own page could not run the script (leaked=%q): the test sees nothing", leaked)
+	}
+}
