@@ -39,6 +39,9 @@ type Options struct {
 	// WebDocs serves POST /v1/webdocs and the explore_web_docs MCP tool
 	// (webdocs.go); nil leaves both out.
 	WebDocs *webdocs.Service
+	// StallTimeout bounds each write of a raw file to a client
+	// (--stalled-client-timeout); 0 leaves only the server's write-timeout.
+	StallTimeout time.Duration
 }
 
 // Server holds the handlers' dependencies.
@@ -46,6 +49,7 @@ type Server struct {
 	svc   *explore.Service
 	ready store.VersionReader
 	log   *slog.Logger
+	stall time.Duration
 }
 
 // New returns the Echo instance serving every route.
@@ -54,7 +58,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, ready: ready, log: log}
+	s := &Server{svc: svc, ready: ready, log: log, stall: opt.StallTimeout}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -82,8 +86,8 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/explore", s.explore)
 	e.GET("/v1/npm/*", s.npm)
-	registerJSDelivr(e, svc)        // /v1/packages/npm/*, /npm/*
-	registerWebDocs(e, opt.WebDocs) // /v1/webdocs
+	registerJSDelivr(e, svc, opt.StallTimeout) // /v1/packages/npm/*, /npm/*
+	registerWebDocs(e, opt.WebDocs)            // /v1/webdocs
 	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs)})))
 	return e
 }

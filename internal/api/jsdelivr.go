@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -40,11 +41,12 @@ import (
 // (400, 403 for a package too large, 404); others are the mirror's own,
 // with Retry-After on a 503.
 type jsdAPI struct {
-	svc *explore.Service // the store-only chain: explore.Service.StoreOnly
+	svc   *explore.Service // the store-only chain: explore.Service.StoreOnly
+	stall time.Duration    // Options.StallTimeout
 }
 
-func registerJSDelivr(e *echo.Echo, svc *explore.Service) {
-	j := &jsdAPI{svc: svc.StoreOnly()}
+func registerJSDelivr(e *echo.Echo, svc *explore.Service, stall time.Duration) {
+	j := &jsdAPI{svc: svc.StoreOnly(), stall: stall}
 	e.GET("/v1/packages/npm/*", j.shaped(j.data))
 	e.GET("/npm/*", j.shaped(j.cdn))
 }
@@ -225,10 +227,10 @@ func (j *jsdAPI) cdn(c echo.Context) error {
 		}
 		file = *def
 	}
-	f, body, _, err := j.svc.FileOf(ctx, o, file)
+	f, body, _, err := j.svc.FileOfStream(ctx, o, file)
 	if err != nil {
 		return err
 	}
 	sp, _ := npmspec.ParseSpec(spec)
-	return serveFile(c, "X-Jsd-Version", o.Version, f, body, sp.Kind == npmspec.Version)
+	return serveFile(c, "X-Jsd-Version", o.Version, f, body, sp.Kind == npmspec.Version, j.stall)
 }

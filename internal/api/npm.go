@@ -37,12 +37,12 @@ func (s *Server) npm(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, res)
 	}
-	f, body, o, err := s.svc.File(ctx, t, file)
+	f, body, o, err := s.svc.FileStream(ctx, t, file)
 	if err != nil {
 		return err
 	}
 	spec, _ := npmspec.ParseSpec(t.Version)
-	return serveFile(c, "X-Pkgscope-Version", o.Version, f, body, spec.Kind == npmspec.Version)
+	return serveFile(c, "X-Pkgscope-Version", o.Version, f, body, spec.Kind == npmspec.Version, s.stall)
 }
 
 // splitNPMPath splits "name@spec/path" (name possibly "@scope/name") with

@@ -136,6 +136,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		Packuments: reg, Access: scopeAccess(npm), Limits: cfg.Explore(),
 		Suggester: suggester{reg: reg, st: st, allow: scopeAccess(npm)},
 		BrowseURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+		Streams:   st, WholeBodyBytes: cfg.CacheMaxBodyBytes, MaxBodyBytesInFlight: cfg.MaxBodyBytesInFlight,
 	}
 	if cfg.JSDelivrEnabled() {
 		fb, err := newFallback(cfg, npm, &http.Client{Transport: m.Transport("jsdelivr", nil)})
@@ -151,7 +152,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	a.WebDocs = newWebDocs(svc.StoreOnly(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
-		Logger: log, Middleware: mw, WebDocs: a.WebDocs,
+		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout,
 	})
 	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), cfg.MaxLockfileParses)
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")

@@ -72,6 +72,13 @@ type Config struct {
 	// the HTTP server; WriteTimeout must outlast FillTimeout, since a cold
 	// request waits for its ingest.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// StalledClientTimeout bounds each write of a raw file to a client:
+	// one that stops reading releases its stream then, not at
+	// WriteTimeout. MaxBodyBytesInFlight caps the memory of file bodies
+	// being served as streams at once (read and raw GETs of bodies over
+	// CacheMaxBodyBytes); a request past it waits.
+	StalledClientTimeout time.Duration
+	MaxBodyBytesInFlight int64
 	// ShutdownTimeout is how long in-flight requests get on SIGTERM.
 	ShutdownTimeout time.Duration
 	// FillTimeout bounds one miss: packument, tarball, ingest, commit.
@@ -303,6 +310,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "time to read request headers")
 	b.Dur(&c.ReadTimeout, "read-timeout", "time to read a whole request")
 	b.Dur(&c.WriteTimeout, "write-timeout", "time to write a response, including a cold fill")
+	b.Dur(&c.StalledClientTimeout, "stalled-client-timeout", "time one write of a raw file may take before a client that stopped reading is dropped")
+	b.Bytes(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", "memory of file bodies streamed at once (read, raw GETs); more wait")
 	b.Dur(&c.IdleTimeout, "idle-timeout", "keep-alive idle time")
 	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "grace period for in-flight requests on shutdown")
 	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "how long a version whose tarball failed its checks is answered from memory before trying again")
@@ -418,6 +427,8 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("max-body-bytes", c.MaxBodyBytes)
+	positive("max-body-bytes-in-flight", c.MaxBodyBytesInFlight)
+	positive("stalled-client-timeout", int64(c.StalledClientTimeout))
 	positive("max-warm-body-bytes", c.MaxWarmBodyBytes)
 	positive("max-project-packages", int64(c.MaxProjectPackages))
 	positive("max-project-lockfile-bytes", c.MaxProjectLockfileBytes)

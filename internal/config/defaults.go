@@ -48,6 +48,11 @@ func Default() Config {
 		ReadHeaderTimeout:       10 * time.Second,
 		ReadTimeout:             30 * time.Second,
 		WriteTimeout:            6 * time.Minute,
+		// 30s: a client reading at all takes well under that per 32 KiB.
+		StalledClientTimeout: 30 * time.Second,
+		// 128 MiB: 14 streams from Postgres (1 MiB chunk + 8 MiB zstd
+		// window each) at once (docs/RELIABILITY.md).
+		MaxBodyBytesInFlight: 128 << 20,
 		IdleTimeout:             2 * time.Minute,
 		ShutdownTimeout:         30 * time.Second,
 		FillTimeout:             5 * time.Minute,

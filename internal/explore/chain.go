@@ -37,6 +37,10 @@ type Versions interface {
 	// stored version when a cold fallback answer could not read f and the
 	// fill was waited for instead (then f may be a *NotFoundError).
 	Body(ctx context.Context, o *Opened, f store.File) (store.File, []byte, *Opened, error)
+	// BodyStream is Body as a stream the caller closes: a body over
+	// Options.WholeBodyBytes is decoded from the store as it is read,
+	// within the bytes-in-flight budget, never held whole.
+	BodyStream(ctx context.Context, o *Opened, f store.File) (store.File, store.BlobStream, *Opened, error)
 	// Search runs q over o's files; ErrGrepUnavailable without a search
 	// engine. Pattern errors wrap index.ErrBadPattern or index.ErrBadQuery.
 	Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error)
@@ -116,6 +120,13 @@ func (a *access) Body(ctx context.Context, o *Opened, f store.File) (store.File,
 	return a.next.Body(ctx, o, f)
 }
 
+func (a *access) BodyStream(ctx context.Context, o *Opened, f store.File) (store.File, store.BlobStream, *Opened, error) {
+	if err := a.allow(ctx, o.Name); err != nil {
+		return store.File{}, nil, nil, err
+	}
+	return a.next.BodyStream(ctx, o, f)
+}
+
 func (a *access) Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {
 	if err := a.allow(ctx, o.Name); err != nil {
 		return nil, err
@@ -132,6 +143,7 @@ type core struct {
 	filler   Filler
 	searcher Searcher
 	pkgs     Packumenter
+	bodies   *bodies // streams.go
 }
 
 func (c *core) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
@@ -178,6 +190,21 @@ func (c *core) Body(ctx context.Context, o *Opened, f store.File) (store.File, [
 		return store.File{}, nil, nil, err
 	}
 	return f, b, o, nil
+}
+
+func (c *core) BodyStream(ctx context.Context, o *Opened, f store.File) (store.File, store.BlobStream, *Opened, error) {
+	if c.bodies == nil || f.Size <= c.bodies.whole {
+		f, b, o, err := c.Body(ctx, o, f)
+		if err != nil {
+			return store.File{}, nil, nil, err
+		}
+		return f, wholeStream(b), o, nil
+	}
+	st, err := c.bodies.open(ctx, f.Hash)
+	if err != nil {
+		return store.File{}, nil, nil, err
+	}
+	return f, st, o, nil
 }
 
 func (c *core) Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {

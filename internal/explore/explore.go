@@ -95,6 +95,12 @@ type Options struct {
 	// (Answer.Browse), so an agent can cite the lines it read. Empty: no
 	// links (a mirror whose public address is not known).
 	BrowseURL string
+	// Streams, when set, serves bodies over WholeBodyBytes as streams
+	// (read and the raw routes), at most MaxBodyBytesInFlight of them in
+	// memory at once (streams.go). Nil reads every body whole.
+	Streams              store.BlobStreamer
+	WholeBodyBytes       int64
+	MaxBodyBytesInFlight int64
 }
 
 // Service answers explore_npm actions over a Versions chain.
@@ -111,7 +117,8 @@ type Service struct {
 // New composes the read chain from opt (the order is the package
 // comment's) and returns the service over it.
 func New(opt Options) *Service {
-	var base Versions = &core{store: opt.Store, resolver: opt.Resolver, filler: opt.Filler, searcher: opt.Searcher, pkgs: opt.Packuments}
+	var base Versions = &core{store: opt.Store, resolver: opt.Resolver, filler: opt.Filler, searcher: opt.Searcher, pkgs: opt.Packuments,
+		bodies: newBodies(opt.Streams, opt.WholeBodyBytes, opt.MaxBodyBytesInFlight)}
 	full := base
 	if opt.Fallback != nil {
 		full = newFallback(base, opt.Fallback, opt.FallbackOptions)

@@ -254,6 +254,20 @@ func (l *fallback) Body(ctx context.Context, o *Opened, f store.File) (store.Fil
 	return l.next.Body(ctx, stored, sf)
 }
 
+// BodyStream is Body for a version the fallback answered (its files are
+// bounded by jsdelivr-max-file-bytes and fetched whole), the next link's
+// stream otherwise.
+func (l *fallback) BodyStream(ctx context.Context, o *Opened, f store.File) (store.File, store.BlobStream, *Opened, error) {
+	if !l.mine(o) {
+		return l.next.BodyStream(ctx, o, f)
+	}
+	f, b, o, err := l.Body(ctx, o, f)
+	if err != nil {
+		return store.File{}, nil, nil, err
+	}
+	return f, wholeStream(b), o, nil
+}
+
 // Search greps a version the fallback answered for with the fallback's
 // grep; a failure on a cold answer waits for the fill and greps the store.
 func (l *fallback) Search(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {

@@ -80,10 +80,11 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 	if isFolder {
 		return s.readFolder(res, o, path, b, r), nil
 	}
-	f, body, o, err := s.fileOf(ctx, o, path) // fallback.go: reads the store or the fallback
+	f, body, o, err := s.FileOfStream(ctx, o, path) // streams.go: the store's stream, or the fallback's bytes
 	if err != nil {
 		return nil, err
 	}
+	defer body.Close()
 	res.Source, res.Path, res.Size = o.Source, f.Path, f.Size
 	b.ReserveHeader(res.Answer, r)
 	if f.Binary {
@@ -91,21 +92,29 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 		res.StartLine = 0
 		return res, nil
 	}
-	// Lines are found by walking the body, never by splitting it: a file of
-	// newlines would otherwise cost a slice header per line (a 256 MiB file,
-	// 6 GiB) for a read of one line.
-	total := countLines(body)
+	// Lines are found by walking the body as a stream, never by splitting
+	// it: a file of newlines would otherwise cost a slice header per line
+	// (a 256 MiB file, 6 GiB) for a read of one line, and a body over
+	// WholeBodyBytes is never held whole (readstream.go).
+	lines, err := newLineSource(body)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from %s@%s: %w", path, o.Name, o.Version, err)
+	}
+	total := lines.total
 	res.TotalLines = total
 	if r.Offset > total && !(r.Offset == 1 && total == 0) {
 		return nil, &InputError{Field: "offset", Err: fmt.Errorf("offset %d is past the end of the file (%d lines)", r.Offset, total)}
 	}
-	rest := skipLines(body, r.Offset-1)
+	lines.skip(r.Offset - 1)
 	if r.Column > 0 {
-		line, _ := nextLine(rest)
-		if total == 0 || r.Column > len(line) {
+		// Enough of the line for window, whose runeStart looks up to
+		// UTFMax bytes on; window sees the whole line when it is short.
+		line, n := lines.next(r.Column - 1 + s.lim.MaxLineWidth + utf8.UTFMax)
+		if total == 0 || r.Column > n {
 			return nil, &InputError{Field: "column", Err: fmt.Errorf("column %d is past the end of line %d", r.Column, r.Offset)}
 		}
 		s.window(res, line, r.Offset, r.Column)
+		res.LineBytes = n
 		if res.NextColumn > 0 {
 			next := r
 			next.Column = res.NextColumn
@@ -116,16 +125,15 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 	var out bytes.Buffer
 	end := r.Offset - 1
 	for i := r.Offset - 1; i < total && i < r.Offset-1+limit; i++ {
-		whole, next := nextLine(rest)
-		line := whole
-		cut := len(line) > s.lim.MaxLineWidth
+		line, whole := lines.next(s.lim.MaxLineWidth + utf8.UTFMax)
+		cut := whole > s.lim.MaxLineWidth
 		if cut {
 			line = line[:runeStart(line, s.lim.MaxLineWidth)]
 		}
 		start := out.Len()
 		writeNumbered(&out, i+1, line)
 		if cut {
-			fmt.Fprintf(&out, " [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", len(line), len(whole), i+1, len(line)+1)
+			fmt.Fprintf(&out, " [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", len(line), whole, i+1, len(line)+1)
 		}
 		out.WriteByte('\n')
 		if out.Len() > s.lim.MaxReadBytes && i > r.Offset-1 {
@@ -142,7 +150,9 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 			res.LinesCut++
 		}
 		end = i + 1
-		rest = next
+	}
+	if lines.err != nil {
+		return nil, fmt.Errorf("reading %s from %s@%s: %w", path, o.Name, o.Version, lines.err)
 	}
 	res.Content = string(bytes.TrimSuffix(out.Bytes(), []byte("\n")))
 	res.EndLine = end
@@ -232,32 +242,6 @@ func runeStart(b []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// countLines counts lines like cat: split on \n, no empty last line for a
-// trailing newline, none at all for an empty file.
-func countLines(b []byte) int {
-	n := bytes.Count(b, []byte{'\n'})
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
-}
-
-// skipLines returns b after its first n lines.
-func skipLines(b []byte, n int) []byte {
-	for ; n > 0 && len(b) > 0; n-- {
-		_, b = nextLine(b)
-	}
-	return b
-}
-
-// nextLine splits b into its first line (without the \n) and the rest.
-func nextLine(b []byte) (line, rest []byte) {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i], b[i+1:]
-	}
-	return b, nil
 }
 
 // File returns one file's entry and body.

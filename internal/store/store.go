@@ -179,7 +179,8 @@ type BlobReader interface {
 // read at once as whole bodies took 2.4-3.7 GiB.
 type BlobStreamer interface {
 	// OpenBlob returns the body with hash h as a stream, decoded as it is
-	// read. ErrNotFound when absent. A body that does not decode to its
+	// read; it reads only the blob's size and form, never its data.
+	// ErrNotFound when absent. A body that does not decode to its
 	// recorded size fails a Read with an error wrapping ErrCorruptBody.
 	// The stream uses ctx for its database reads; the caller closes it.
 	OpenBlob(ctx context.Context, h Hash) (BlobStream, error)
@@ -192,6 +193,10 @@ type BlobStream interface {
 	io.ReadSeekCloser
 	// Size is the body's length in bytes.
 	Size() int64
+	// Footprint is the most memory the stream holds while it is read,
+	// known before the first Read (which is when a store fetches data):
+	// what a bytes-in-flight budget charges.
+	Footprint() int64
 }
 
 // ErrCorruptBody is a stored body that does not decode to its recorded

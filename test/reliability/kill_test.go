@@ -21,7 +21,7 @@ import (
 // processEnv is the whole environment of a mirror or indexer process: the
 // fake registry, a home and npm configuration of its own, nothing of the
 // machine's.
-func processEnv(t *testing.T, reg *fakeregistry.Registry, settings ...string) []string {
+func processEnv(t testing.TB, reg *fakeregistry.Registry, settings ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "npmrc")

@@ -25,6 +25,7 @@ const maxWindow = 8 << 20
 type Stream struct {
 	codec        Codec
 	size, stored int64
+	held         int64 // bytes src keeps in memory
 	src          io.ReaderAt
 	onClose      func() error
 
@@ -49,19 +50,31 @@ func (t tracked) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // NewStream returns the body stored as codec in src (stored bytes long)
-// whose decoded size is size. onClose, if set, runs on Close.
-func NewStream(codec Codec, size, stored int64, src io.ReaderAt, onClose func() error) (*Stream, error) {
+// whose decoded size is size; src keeps held bytes in memory once read
+// (0 for a database read in chunks). onClose, if set, runs on Close.
+func NewStream(codec Codec, size, stored, held int64, src io.ReaderAt, onClose func() error) (*Stream, error) {
 	switch {
 	case codec != Raw && codec != Zstd:
 		return nil, fmt.Errorf("%w: unknown codec %d", ErrCorrupt, codec)
 	case codec == Raw && stored != size:
 		return nil, fmt.Errorf("%w: raw body is %d bytes, want %d", ErrCorrupt, stored, size)
 	}
-	return &Stream{codec: codec, size: size, stored: stored, src: src, onClose: onClose}, nil
+	return &Stream{codec: codec, size: size, stored: stored, held: held, src: src, onClose: onClose}, nil
 }
 
 // Size is the decoded body's length.
 func (s *Stream) Size() int64 { return s.size }
+
+// Footprint is what the stream holds in memory at most while it is read:
+// what its source keeps, one chunk of the stored form and, for zstd, the
+// decoder's window and a block.
+func (s *Stream) Footprint() int64 {
+	n := s.held + min(s.stored, StreamChunk)
+	if s.codec == Zstd {
+		n += min(s.size, maxWindow) + 128<<10
+	}
+	return n
+}
 
 // start positions the stored form at its beginning (zstd) or at the body
 // offset pos (raw).

@@ -21,7 +21,7 @@ func TestStreamCorrupt(t *testing.T) {
 	if codec != Zstd {
 		t.Fatal("want a zstd body")
 	}
-	st, err := NewStream(codec, int64(len(body)), int64(len(data)), bytes.NewReader(data), nil)
+	st, err := NewStream(codec, int64(len(body)), int64(len(data)), 0, bytes.NewReader(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,18 +31,18 @@ func TestStreamCorrupt(t *testing.T) {
 	st.Close()
 	cases := map[string]func() (*Stream, error){
 		"truncated": func() (*Stream, error) {
-			return NewStream(Zstd, int64(len(body)), int64(len(data)/2), bytes.NewReader(data[:len(data)/2]), nil)
+			return NewStream(Zstd, int64(len(body)), int64(len(data)/2), 0, bytes.NewReader(data[:len(data)/2]), nil)
 		},
 		"longer than recorded": func() (*Stream, error) {
-			return NewStream(Zstd, int64(len(body)-1), int64(len(data)), bytes.NewReader(data), nil)
+			return NewStream(Zstd, int64(len(body)-1), int64(len(data)), 0, bytes.NewReader(data), nil)
 		},
 		"shorter than recorded": func() (*Stream, error) {
-			return NewStream(Zstd, int64(len(body)+1), int64(len(data)), bytes.NewReader(data), nil)
+			return NewStream(Zstd, int64(len(body)+1), int64(len(data)), 0, bytes.NewReader(data), nil)
 		},
 		"garbage": func() (*Stream, error) {
-			return NewStream(Zstd, 100, 100, bytes.NewReader(bytes.Repeat([]byte{7}, 100)), nil)
+			return NewStream(Zstd, 100, 100, 0, bytes.NewReader(bytes.Repeat([]byte{7}, 100)), nil)
 		},
-		"raw size mismatch": func() (*Stream, error) { return NewStream(Raw, 10, 9, bytes.NewReader(make([]byte, 9)), nil) },
+		"raw size mismatch": func() (*Stream, error) { return NewStream(Raw, 10, 9, 0, bytes.NewReader(make([]byte, 9)), nil) },
 	}
 	for name, open := range cases {
 		t.Run(name, func(t *testing.T) {

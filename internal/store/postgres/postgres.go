@@ -251,7 +251,7 @@ func (s *Store) OpenBlob(ctx context.Context, h store.Hash) (store.BlobStream, e
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open blob %x: %w", h, interpretError(err))
 	}
-	st, err := blobcodec.NewStream(blobcodec.Codec(codec), size, stored, chunkSource{s: s, ctx: ctx, h: h}, nil)
+	st, err := blobcodec.NewStream(blobcodec.Codec(codec), size, stored, 0, chunkSource{s: s, ctx: ctx, h: h}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open blob %x: %w", h, err)
 	}

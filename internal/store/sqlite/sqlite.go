@@ -282,22 +282,46 @@ func (s *Store) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
 	return body, nil
 }
 
-// OpenBlob implements store.BlobStreamer. The stored form is read whole:
-// the driver has no incremental blob I/O, and substr() on a blob loads all
-// of it on every call. A zstd body is decoded as it is read, so the
-// stream holds the compressed bytes (a tenth of a JavaScript body) and a
-// window; a raw body (stored raw because it did not compress) is held as
-// is. The caller's bytes-in-flight budget counts that.
+// OpenBlob implements store.BlobStreamer. The driver has no incremental
+// blob I/O, and substr() on a blob loads all of it on every call, so the
+// stored form is read whole at the first Read (length() does not load
+// it). A zstd body is then decoded as it is read: the stream holds the
+// compressed bytes (a tenth of a JavaScript body) and a window; a raw body
+// (stored raw because it did not compress) is held as is. Footprint says
+// so, for the caller's budget.
 func (s *Store) OpenBlob(ctx context.Context, h store.Hash) (store.BlobStream, error) {
-	size, codec, data, err := s.stored(ctx, h)
+	var size, stored int64
+	var codec int16
+	err := s.r.QueryRowContext(ctx, `SELECT size, codec, length(data) FROM blobs WHERE hash = ?`, h[:]).
+		Scan(&size, &codec, &stored)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqlite: open blob %x: %w", h, interpretError(err))
 	}
-	st, err := blobcodec.NewStream(codec, size, int64(len(data)), bytes.NewReader(data), nil)
+	src := &wholeSource{s: s, ctx: ctx, h: h}
+	st, err := blobcodec.NewStream(blobcodec.Codec(codec), size, stored, stored, src, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read blob %x: %w", h, err)
 	}
 	return st, nil
+}
+
+// wholeSource reads a blob's stored form on first use and keeps it.
+type wholeSource struct {
+	s    *Store
+	ctx  context.Context
+	h    store.Hash
+	data *bytes.Reader
+}
+
+func (w *wholeSource) ReadAt(p []byte, off int64) (int, error) {
+	if w.data == nil {
+		_, _, data, err := w.s.stored(w.ctx, w.h)
+		if err != nil {
+			return 0, err
+		}
+		w.data = bytes.NewReader(data)
+	}
+	return w.data.ReadAt(p, off)
 }
 
 // stored reads a blob's row: its body size and stored form.
