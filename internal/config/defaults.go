@@ -53,10 +53,10 @@ func Default() Config {
 		// 128 MiB: 14 streams from Postgres (1 MiB chunk + 8 MiB zstd
 		// window each) at once (docs/RELIABILITY.md).
 		MaxBodyBytesInFlight: 128 << 20,
-		IdleTimeout:             2 * time.Minute,
-		ShutdownTimeout:         30 * time.Second,
-		FillTimeout:             5 * time.Minute,
-		FailedRetryAfter:        fill.DefaultFailedRetryAfter,
+		IdleTimeout:          2 * time.Minute,
+		ShutdownTimeout:      30 * time.Second,
+		FillTimeout:          5 * time.Minute,
+		FailedRetryAfter:     fill.DefaultFailedRetryAfter,
 
 		PackumentTTL:     up.PackumentTTL,
 		PackumentRefetch: up.MinRefetchInterval,

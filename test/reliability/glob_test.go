@@ -15,7 +15,9 @@ import (
 // stars, 440 bytes, accepted by the glob limits. doublestar backtracked
 // over every alternative and star position: seconds per pattern on a
 // package of a few thousand files, 8 of them ~25 s of CPU on 20,000.
-var globBomb = strings.Repeat("{*,*}", 8) + strings.Repeat("*", 400)
+// It ends in "/top-*" so that it means the same whether a pattern
+// without a slash matches basenames (ripgrep's -g) or whole paths.
+var globBomb = strings.Repeat("{*,*}", 8) + strings.Repeat("*", 400) + "/top-*"
 
 // TestGlobCostBounded sends eight glob bombs to a package of 3,000 files
 // as a glob, as the REST file list's ?glob= and as grep includes: each
@@ -29,13 +31,12 @@ func TestGlobCostBounded(t *testing.T) {
 	for i := range 3000 {
 		p := fmt.Sprintf("dist/esm/icons/icon-%d.js", i)
 		if i%100 == 0 {
-			p = fmt.Sprintf("top-%d.js", i)
+			p = fmt.Sprintf("top/top-%d.js", i)
 			top = append(top, p)
 		}
 		files[p] = "export default 1;\n"
 	}
 	slices.Sort(top)
-	listed := append([]string{"package.json"}, top...)
 	m.reg.Publish("many", "1.0.0", tb.Package(t, files))
 	if a := m.explore(`{"action":"grep","packageName":"many","version":"1.0.0","pattern":"x"}`); a.status != 200 {
 		t.Fatalf("warming: %v", a)
@@ -46,8 +47,8 @@ func TestGlobCostBounded(t *testing.T) {
 		name, method, path, body string
 		want                     []string
 	}{
-		{"explore glob", "POST", "/v1/explore", `{"action":"glob","packageName":"many","version":"1.0.0","patterns":` + string(bombs) + `}`, listed},
-		{"REST ?glob=", "GET", "/v1/npm/many@1.0.0/-/files?" + q.Encode(), "", listed},
+		{"explore glob", "POST", "/v1/explore", `{"action":"glob","packageName":"many","version":"1.0.0","patterns":` + string(bombs) + `}`, top},
+		{"REST ?glob=", "GET", "/v1/npm/many@1.0.0/-/files?" + q.Encode(), "", top},
 		{"grep include", "POST", "/v1/explore", `{"action":"grep","packageName":"many","version":"1.0.0","pattern":"export","maxMatches":1000,"include":` + string(bombs) + `}`, top},
 	}
 	for _, c := range cases {
@@ -58,6 +59,9 @@ func TestGlobCostBounded(t *testing.T) {
 			}
 			var res struct {
 				Files   []string `json:"files"`
+				Entries []struct {
+					Path string `json:"path"`
+				} `json:"entries"`
 				Matches []struct {
 					File string `json:"file"`
 				} `json:"matches"`
@@ -67,6 +71,9 @@ func TestGlobCostBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := res.Files
+			for _, e := range res.Entries {
+				got = append(got, e.Path)
+			}
 			for _, mt := range res.Matches {
 				got = append(got, mt.File)
 			}
