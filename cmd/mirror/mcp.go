@@ -124,7 +124,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 		}
 		// A call naming no package explores the local project's tree.
 		opt.LocalProject = func(ctx context.Context) (string, error) {
-			reg, err := a.Projects.RegisterDir(ctx, proj.Dir())
+			reg, err := a.Projects.RegisterDir(ctx, proj.LockDir()) // a workspace's tree is its root's
 			if err != nil {
 				return "", err
 			}

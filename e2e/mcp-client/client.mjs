@@ -4,7 +4,7 @@
 // on stdout for internal/mcp/e2e_test.go to check.
 //
 //   node client.mjs --calls calls.json --url http://127.0.0.1:7878/mcp [--header "Authorization: Bearer T"]
-//   node client.mjs --calls calls.json -- mirror mcp --project .
+//   node client.mjs --calls calls.json [--cwd DIR] -- mirror mcp --project .
 //
 // calls.json is a JSON array of explore_npm argument objects. A stdio
 // server inherits this process's environment (the test's npm settings).
@@ -14,17 +14,18 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 function usage(msg) {
-  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs --calls FILE (--url URL [--header "K: V"]... | -- COMMAND ARGS...)\n`);
+  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs --calls FILE (--url URL [--header "K: V"]... | [--cwd DIR] -- COMMAND ARGS...)\n`);
   process.exit(2);
 }
 
 const argv = process.argv.slice(2);
-let url, callsFile, command;
+let url, callsFile, command, cwd;
 const headers = {};
 while (argv.length > 0) {
   const a = argv.shift();
   if (a === "--url") url = argv.shift();
   else if (a === "--calls") callsFile = argv.shift();
+  else if (a === "--cwd") cwd = argv.shift();
   else if (a === "--header") {
     const h = argv.shift() ?? "";
     const i = h.indexOf(":");
@@ -40,7 +41,7 @@ if (!url === !command) usage("give exactly one of --url or -- COMMAND");
 const calls = JSON.parse(readFileSync(callsFile, "utf8"));
 const transport = url
   ? new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
-  : new StdioClientTransport({ command: command[0], args: command.slice(1), env: { ...process.env }, stderr: "inherit" });
+  : new StdioClientTransport({ command: command[0], args: command.slice(1), env: { ...process.env }, stderr: "inherit", cwd });
 
 const client = new Client({ name: "pkgscope-e2e", version: "0.0.0" });
 await client.connect(transport);

@@ -60,6 +60,9 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 		c.Close()
 		return nil, fmt.Errorf("reading npm configuration: %w", err)
 	}
+	for _, w := range c.NPM.Warnings() {
+		log.Warn("npm configuration", "warning", w)
+	}
 	upc := cfg.Upstream()
 	upc.UserAgent = opt.UserAgent
 	c.Registry = upstream.New(c.NPM, upc, &http.Client{Transport: opt.RegistryTransport})

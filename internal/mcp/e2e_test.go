@@ -65,7 +65,10 @@ func TestE2ETypeScriptClient(t *testing.T) {
 	}
 	run := func(t *testing.T, args ...string) e2eOutput {
 		t.Helper()
-		cmd := exec.Command(node, append([]string{script, "--calls", calls}, args...)...)
+		if args[0] != "--calls" {
+			args = append([]string{"--calls", calls}, args...)
+		}
+		cmd := exec.Command(node, append([]string{script}, args...)...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		for k, v := range m.env {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -88,6 +91,63 @@ func TestE2ETypeScriptClient(t *testing.T) {
 		bin := mirrorBinary(t)
 		checkE2E(t, run(t, "--", bin, "mcp", "--data-dir", t.TempDir(), "--max-line-width", "10", "--project", t.TempDir()))
 	})
+
+	// Issue 12: `mirror mcp` started where an agent starts it, without
+	// --project, finds the project as npm does.
+	publishVersions(m)
+	padCalls := filepath.Join(t.TempDir(), "pad.json")
+	rewrite(t, padCalls, `[{"action":"list","packageName":"pad"},{"action":"list","packageName":"pad","version":"2.0.0"}]`)
+	pad := func(t *testing.T, cwd string) e2eOutput {
+		t.Helper()
+		return run(t, "--calls", padCalls, "--cwd", cwd, "--", mirrorBinary(t), "mcp", "--data-dir", t.TempDir())
+	}
+	t.Run("stdio in a project subfolder", func(t *testing.T) {
+		root := t.TempDir()
+		copyFile(t, filepath.Join("testdata", "projects", "npm", "package.json"), filepath.Join(root, "package.json"))
+		copyFile(t, filepath.Join("testdata", "projects", "npm", "package-lock.json"), filepath.Join(root, "package-lock.json"))
+		sub := filepath.Join(root, "src", "deep")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out := pad(t, sub)
+		checkPad(t, out, "1.1.0", "pad@1.1.0 (locked by package-lock.json)")
+	})
+	t.Run("stdio in a workspace package", func(t *testing.T) {
+		// The root lockfile pins pad 1.0.1; the package declares ^1.0.0,
+		// which alone would pick 1.2.0: npm installs 1.0.1.
+		root := t.TempDir()
+		app := filepath.Join(root, "packages", "app")
+		if err := os.MkdirAll(filepath.Join(app, "src"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rewrite(t, filepath.Join(root, "package.json"), `{"name":"ws","private":true,"workspaces":["packages/*"]}`)
+		rewrite(t, filepath.Join(app, "package.json"), `{"name":"app","version":"1.0.0","dependencies":{"pad":"^1.0.0"}}`)
+		rewrite(t, filepath.Join(root, "package-lock.json"), `{"name":"ws","lockfileVersion":3,"requires":true,"packages":{
+			"":{"name":"ws","workspaces":["packages/*"]},
+			"node_modules/app":{"resolved":"packages/app","link":true},
+			"node_modules/pad":{"version":"1.0.1","resolved":"http://registry.example.invalid/pad/-/pad-1.0.1.tgz"},
+			"packages/app":{"name":"app","version":"1.0.0","dependencies":{"pad":"^1.0.0"}}}}`)
+		out := pad(t, filepath.Join(app, "src"))
+		checkPad(t, out, "1.0.1", "pad@1.0.1 (locked by the workspace root's package-lock.json)")
+	})
+}
+
+// checkPad checks the two pad calls: the default version and its reason
+// on the first line, then an explicit 2.0.0 with a one-line note naming
+// the project's version.
+func checkPad(t *testing.T, out e2eOutput, version, first string) {
+	t.Helper()
+	if len(out.Results) != 2 {
+		t.Fatalf("%d results, want 2", len(out.Results))
+	}
+	var l explore.ListResult
+	if json.Unmarshal(out.Results[0].StructuredContent, &l); l.Version != version || !strings.HasPrefix(out.Results[0].Text, first+" ") {
+		t.Errorf("default pad = %s %q, want %s and first line %q", l.Version, out.Results[0].Text, version, first)
+	}
+	want := "[note: the project uses " + version + " ("
+	if txt := out.Results[1].Text; !strings.HasPrefix(txt, "pad@2.0.0 (exact)") || !strings.Contains(txt, want) || !strings.Contains(txt, "this answer is for 2.0.0, as asked]") {
+		t.Errorf("explicit pad@2.0.0 = %q, want a note %q", txt, want)
+	}
 }
 
 func checkE2E(t *testing.T, out e2eOutput) {
@@ -130,7 +190,7 @@ func checkE2E(t *testing.T, out e2eOutput) {
 	if json.Unmarshal(res[0].StructuredContent, &l); l.Version != "1.0.0" || l.TotalFiles != 7 || !slices.Contains(paths(l.Entries), "dist/index.d.ts") {
 		t.Errorf("list = %s", res[0].StructuredContent)
 	}
-	if !strings.HasPrefix(res[0].Text, "lib@1.0.0 (latest: no version given) 7 files, 132 B\na.txt (14 B)\n") {
+	if !strings.HasPrefix(res[0].Text, "lib@1.0.0 (latest: ") || !strings.Contains(res[0].Text, ") 7 files, 132 B\na.txt (14 B)\n") {
 		t.Errorf("list text = %q", res[0].Text)
 	}
 	l.Entries = nil

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/semver"
 )
 
 // DefaultMaxManifestBytes is the default cap on the package.json read
@@ -23,13 +26,19 @@ import (
 const DefaultMaxManifestBytes = 8 << 20
 
 // Project answers which version of a package a project wants, from its
-// lockfile and package.json. Each call looks for the lockfile again
+// lockfile and package.json, found as npm finds them: the project is the
+// nearest folder at or above the starting one holding a package.json, and
+// a workspace package without a lockfile of its own uses its workspace
+// root's (the nearest folder above holding a lockfile and declaring
+// workspaces: package.json "workspaces" for npm, yarn and bun,
+// pnpm-workspace.yaml for pnpm). Each call looks for the lockfile again
 // (lockfile.Find: a few stats and a read of package.json) and re-parses
 // only when a file's size or modification time changed, so an `npm
 // install` during the agent's session is seen on the next call. It is
 // safe for concurrent use.
 type Project struct {
-	dir         string
+	dir         string // the package's folder (package.json)
+	root        string // the workspace root, when dir is a member without a lockfile; else ""
 	maxManifest int64
 
 	mu   sync.Mutex
@@ -37,8 +46,9 @@ type Project struct {
 	pkg  cached[*manifest]
 }
 
-// NewProject returns the Project rooted at dir (where package.json is).
-// maxManifestBytes caps the package.json read (setting
+// NewProject returns the Project found from dir: the nearest folder at or
+// above it with a package.json (dir itself when there is none), and its
+// workspace root. maxManifestBytes caps the package.json read (setting
 // max-manifest-bytes); 0 means DefaultMaxManifestBytes.
 func NewProject(dir string, maxManifestBytes int64) (*Project, error) {
 	if maxManifestBytes <= 0 {
@@ -55,11 +65,69 @@ func NewProject(dir string, maxManifestBytes int64) (*Project, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("project directory %s is not a directory", abs)
 	}
-	return &Project{dir: abs, maxManifest: maxManifestBytes}, nil
+	p := &Project{dir: abs, maxManifest: maxManifestBytes}
+	if pkg, ok := upTo(abs, func(d string) bool { return isFile(filepath.Join(d, "package.json")) }); ok {
+		p.dir = pkg
+	}
+	if !hasLockfile(p.dir) {
+		if root, ok := upTo(filepath.Dir(p.dir), func(d string) bool { return hasLockfile(d) && declaresWorkspaces(d) }); ok && root != p.dir {
+			p.root = root
+		}
+	}
+	return p, nil
 }
 
-// Dir is the project's absolute directory.
+// upTo returns the first of dir and its ancestors for which ok holds.
+func upTo(dir string, ok func(string) bool) (string, bool) {
+	for {
+		if ok(dir) {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// hasLockfile reports whether dir holds a lockfile (not just package.json).
+func hasLockfile(dir string) bool {
+	path, err := lockfile.Find(dir)
+	return err == nil && filepath.Base(path) != "package.json"
+}
+
+// declaresWorkspaces reports whether dir is a workspace root: its
+// package.json lists "workspaces" (npm, yarn, bun), or it holds
+// pnpm-workspace.yaml.
+func declaresWorkspaces(dir string) bool {
+	if isFile(filepath.Join(dir, "pnpm-workspace.yaml")) {
+		return true
+	}
+	f, err := os.Open(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m struct {
+		Workspaces json.RawMessage `json:"workspaces"`
+	}
+	b, err := io.ReadAll(io.LimitReader(f, DefaultMaxManifestBytes))
+	return err == nil && json.Unmarshal(b, &m) == nil && len(m.Workspaces) > 0 && string(m.Workspaces) != "null"
+}
+
+// Dir is the project's absolute directory: the package's, where its
+// package.json is.
 func (p *Project) Dir() string { return p.dir }
+
+// LockDir is where the lockfile is looked for: the workspace root for a
+// member without one of its own, else Dir.
+func (p *Project) LockDir() string { return cmp.Or(p.root, p.dir) }
 
 // Default is the version a call that names none uses, and why.
 type Default struct {
@@ -70,61 +138,80 @@ type Default struct {
 	Source string
 	// Locked is true when Spec came from the lockfile.
 	Locked bool
+	// Workspace is true when the lockfile is the workspace root's.
+	Workspace bool
 	// Skipped is a version the project names that pkgscope cannot serve
 	// (a git, file or workspace dependency), when Spec fell back past it.
 	Skipped string
 	// Warning is a lockfile or package.json that could not be read; the
 	// other source, or latest, was used instead.
 	Warning error
-	// NoProject is true when the directory has neither a lockfile nor a
-	// package.json (an agent started outside any project): latest is
-	// used without comment.
+	// NoProject is true when neither the folder nor any above it has a
+	// package.json (an agent started outside any project).
 	NoProject bool
 }
 
-// Note is the line shown to the model with the answer.
-func (d Default) Note() string {
+// Reason says in a few words which version and why: "locked by
+// package-lock.json", "range ^1.1.0 from package.json", "latest: no
+// project found". It is the answer's resolvedFrom.
+func (d Default) Reason() string {
 	var s string
 	switch {
-	case d.NoProject && d.Warning == nil:
-		return ""
+	case d.Locked && d.Workspace:
+		s = "locked by the workspace root's " + d.Source
 	case d.Locked:
-		s = fmt.Sprintf("(version %s: locked by the project's %s)", d.Spec, d.Source)
+		s = "locked by " + d.Source
 	case d.Source != "":
-		s = fmt.Sprintf("(version %s: the range the project's %s declares; no lockfile entry)", d.Spec, d.Source)
+		s = "range " + d.Spec + " from " + d.Source
+	case d.NoProject:
+		s = "latest: no project found"
 	default:
-		s = "(latest: the project does not depend on this package)"
+		s = "latest: the project does not depend on it"
 	}
 	if d.Skipped != "" {
-		s += fmt.Sprintf(" (the project names %q, which is not a registry version)", d.Skipped)
+		s += fmt.Sprintf("; the project names %q, which is not a registry version", d.Skipped)
 	}
 	if d.Warning != nil {
-		s += fmt.Sprintf(" (warning: %v)", d.Warning)
+		s += "; warning: " + strings.Join(strings.Fields(d.Warning.Error()), " ")
 	}
 	return s
 }
 
+// Note is Reason in parentheses, the form errors and diffs carry.
+func (d Default) Note() string { return "(" + d.Reason() + ")" }
+
 // Default returns the version of name the project wants: what its
 // lockfile locks, else the range its package.json declares, else latest.
+// For a workspace package, the version locked is the one of the root
+// lockfile's versions of name that the package's own range picks (as npm
+// would install it), falling back to what the root locks.
 func (p *Project) Default(name string) Default {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var d Default
+	m, merr := p.manifest()
 	lf, lockName, err := p.lockfile()
 	if err != nil {
 		d.Warning = err
 	} else if lf != nil {
+		if p.root != "" && merr == nil {
+			if v, ok := m.declared(name); ok && usable(v) {
+				if got, ok := pick(lf, name, v); ok {
+					d.Spec, d.Source, d.Locked, d.Workspace = got, lockName, true, true
+					return d
+				}
+			}
+		}
 		if v, ok := lf.Locked(name); ok {
 			if usable(v) {
-				d.Spec, d.Source, d.Locked = v, lockName, true
+				d.Spec, d.Source, d.Locked, d.Workspace = v, lockName, true, p.root != ""
 				return d
 			}
 			d.Skipped = v
 		}
 	}
-	m, err := p.manifest()
-	if err != nil {
-		d.Warning = errors.Join(d.Warning, err)
+	if merr != nil {
+		d.Warning = errors.Join(d.Warning, merr)
 		return d
 	}
 	d.NoProject = lf == nil && m.missing
@@ -140,6 +227,23 @@ func (p *Project) Default(name string) Default {
 	return d
 }
 
+// pick returns the version of name, among those lf installs, that the
+// range declared picks, as npm would.
+func pick(lf *lockfile.Lockfile, name, declared string) (string, bool) {
+	spec, err := npmspec.ParseSpec(declared)
+	if err != nil {
+		return "", false
+	}
+	var cands []semver.Candidate
+	for _, d := range lf.Deps {
+		if n, v, ok := d.Warm(); ok && n == name && semver.Valid(v) {
+			cands = append(cands, semver.Candidate{Version: v})
+		}
+	}
+	v, err := semver.Select(spec, cands, nil)
+	return v, err == nil
+}
+
 // usable reports whether v is a spec the explore service resolves (an
 // exact version, range or tag), not a git URL, file path, alias or
 // workspace reference.
@@ -151,7 +255,7 @@ func usable(v string) bool {
 // lockfile returns the project's parsed lockfile and its base name, or nil
 // when it has none.
 func (p *Project) lockfile() (*lockfile.Lockfile, string, error) {
-	path, err := lockfile.Find(p.dir)
+	path, err := lockfile.Find(p.LockDir())
 	// Find answers package.json itself when there is no lockfile: its
 	// ranges are declared, not locked, and manifest reads them.
 	if errors.Is(err, lockfile.ErrNoLockfile) || errors.Is(err, fs.ErrNotExist) || (err == nil && (path == "" || filepath.Base(path) == "package.json")) {
@@ -159,7 +263,7 @@ func (p *Project) lockfile() (*lockfile.Lockfile, string, error) {
 		return nil, "", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("finding the lockfile in %s: %w", p.dir, err)
+		return nil, "", fmt.Errorf("finding the lockfile in %s: %w", p.LockDir(), err)
 	}
 	// ParseFile reads the package.json beside the lockfile too (yarn v1
 	// and npm v1 record direct dependencies only there): a change to

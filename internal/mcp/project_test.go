@@ -51,14 +51,14 @@ func TestProjectDefaultVersions(t *testing.T) {
 		fixture, pkg, version string
 		want, note            string
 	}{
-		{"npm", "pad", "", "1.1.0", "locked by the project's package-lock.json"},
-		{"npm", "@scope/util", "", "3.0.0", "locked by the project's package-lock.json"},
-		{"npm", "other", "", "1.5.0", "the project does not depend on this package"},
+		{"npm", "pad", "", "1.1.0", "(locked by package-lock.json)"},
+		{"npm", "@scope/util", "", "3.0.0", "(locked by package-lock.json)"},
+		{"npm", "other", "", "1.5.0", "(latest: the project does not depend on it)"},
 		{"npm", "pad", "2", "2.0.0", "(range 2)"},
-		{"pnpm", "pad", "", "1.0.0", "locked by the project's pnpm-lock.yaml"},
-		{"yarn", "pad", "", "1.0.1", "locked by the project's yarn.lock"},
-		{"bare", "pad", "", "1.2.0", "the range the project's package.json declares"},
-		{"bare", "@scope/util", "", "3.0.5", "version ~3.0.0"},
+		{"pnpm", "pad", "", "1.0.0", "(locked by pnpm-lock.yaml)"},
+		{"yarn", "pad", "", "1.0.1", "(locked by yarn.lock)"},
+		{"bare", "pad", "", "1.2.0", "(range ^1.0.0 from package.json)"},
+		{"bare", "@scope/util", "", "3.0.5", "(range ~3.0.0 from package.json)"},
 		{"bare", "local", "", "9.0.0", `names "file:../local", which is not a registry version`},
 		{"bare", "other", "", "1.5.0", "does not depend"},
 	}
@@ -146,7 +146,7 @@ func TestProjectLockedVersionGone(t *testing.T) {
 	m.reg.Publish("pad", "2.0.0", tarballtest.Package(t, map[string]string{"a": ""}))
 	cs := inMemory(t, m.app.Service, mcp.Options{Project: project(t, filepath.Join("testdata", "projects", "npm"))})
 	res := call(t, cs, `{"action":"list","packageName":"pad"}`)
-	if e := toolError(t, res); e.Code != "no_matching_version" || !strings.Contains(text(res), "locked by the project's package-lock.json") {
+	if e := toolError(t, res); e.Code != "no_matching_version" || !strings.Contains(text(res), "locked by package-lock.json") {
 		t.Errorf("got %+v %q", e, text(res))
 	}
 }
@@ -185,5 +185,36 @@ func rewrite(t *testing.T, path, body string) {
 		if err := os.Chtimes(path, next, next); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestProjectWorkspacePackage: started in a workspace package (or a folder
+// below it), the project is the package and the lockfile its workspace
+// root's, for each tool's workspaces; the version is the one of the root
+// lockfile's that the package's own range picks (is-number ^6 beside the
+// root's ^7), as the tool installed it for the package.
+func TestProjectWorkspacePackage(t *testing.T) {
+	for _, fixture := range []string{"package-lock-v3", "pnpm-v9", "pnpm-v6", "yarn-v1", "yarn-berry-v10", "bun-v2"} {
+		t.Run(fixture, func(t *testing.T) {
+			dir := filepath.Join("..", "lockfile", "testdata", fixture, "packages", "app")
+			p := project(t, dir)
+			abs, _ := filepath.Abs(dir)
+			if p.Dir() != abs {
+				t.Errorf("Dir = %s, want the package's %s", p.Dir(), abs)
+			}
+			d := p.Default("is-number")
+			if d.Spec != "6.0.0" || !d.Locked || !d.Workspace || !strings.HasPrefix(d.Reason(), "locked by the workspace root's ") {
+				t.Errorf("is-number: %+v (%s), want 6.0.0 locked by the workspace root's lockfile", d, d.Reason())
+			}
+		})
+	}
+	// The root itself keeps its own direct dependency.
+	root := project(t, filepath.Join("..", "lockfile", "testdata", "package-lock-v3"))
+	if d := root.Default("is-number"); d.Spec != "7.0.0" || d.Reason() != "locked by package-lock.json" {
+		t.Errorf("root is-number: %+v (%s), want 7.0.0", d, d.Reason())
+	}
+	// Outside any project: latest, saying so.
+	if d := project(t, t.TempDir()).Default("is-number"); d.Spec != "" || d.Reason() != "latest: no project found" {
+		t.Errorf("no project: %+v (%s)", d, d.Reason())
 	}
 }

@@ -177,12 +177,17 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		}
 		in.Project = id
 	}
-	var note string
-	if in.Version == "" && t.opt.Project != nil && in.PackageName != "" {
+	var note, why string
+	var locked *Default // the project's lock on the package, when it has one
+	if t.opt.Project != nil && in.PackageName != "" {
 		d := t.opt.Project.Default(in.PackageName)
-		in.Version, note = d.Spec, d.Note()
 		if d.Warning != nil {
 			t.opt.Logger.Warn("project versions", "project", t.opt.Project.Dir(), "err", d.Warning)
+		}
+		if in.Version == "" {
+			in.Version, note, why = d.Spec, d.Note(), d.Reason()
+		} else if d.Locked {
+			locked = &d
 		}
 	}
 	res, err := explore.Do(ctx, t.ex, *in)
@@ -191,16 +196,21 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	}
 	// The project's reason for the version is the answer's: the hook
 	// project-aware callers fill (lockfile, package.json range, latest).
-	why := strings.TrimSuffix(strings.TrimPrefix(note, "("), ")")
+	set := func(a *explore.Answer) {
+		setWhy(a, why)
+		if locked != nil && a.Version != locked.Spec {
+			a.Notes = append(a.Notes, fmt.Sprintf("the project uses %s (%s); this answer is for %s, as asked", locked.Spec, locked.Reason(), a.Version))
+		}
+	}
 	switch res := res.(type) {
 	case *explore.ListResult:
-		setWhy(&res.Answer, why)
+		set(&res.Answer)
 		return ok(res, fromSource(res.Source, renderList(res, in.Action))), nil
 	case *explore.ReadResult:
-		setWhy(&res.Answer, why)
+		set(&res.Answer)
 		return ok(res, fromSource(res.Source, renderRead(res))), nil
 	case *explore.GrepResult:
-		setWhy(&res.Answer, why)
+		set(&res.Answer)
 		text := renderGrep(res)
 		if res.Complete != nil && !*res.Complete {
 			text += fmt.Sprintf("\n[incomplete: %d files not searched (%s)]", res.FilesNotSearched, res.IncompleteReason)

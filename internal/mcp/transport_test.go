@@ -81,7 +81,7 @@ func TestStdio(t *testing.T) {
 	var l explore.ListResult
 	res := call(t, cs, `{"action":"list","packageName":"pad"}`)
 	decode(t, res, &l)
-	if l.Version != "1.0.0" || !strings.Contains(text(res), "locked by the project's pnpm-lock.yaml") {
+	if l.Version != "1.0.0" || !strings.Contains(text(res), "(locked by pnpm-lock.yaml)") {
 		t.Errorf("pad in the pnpm project = %s %q", l.Version, text(res))
 	}
 }

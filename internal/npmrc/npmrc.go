@@ -56,6 +56,7 @@ type Config struct {
 	scopes   map[string]string // "@scope" → normalized registry URL
 	kv       map[string]string // merged settings, highest precedence wins
 	sources  []string          // where settings came from, for String
+	warnings []string          // what Load worked around, for the log
 }
 
 // Load resolves npm's configuration for a project directory. env looks up
@@ -121,9 +122,12 @@ func LoadWithOptions(projectDir string, env func(string) string, opts Options) (
 			return nil, fmt.Errorf("npm registry from %s: %w", l.origin["registry"], err)
 		}
 	} else {
-		raw, err := askNPM(env, opts.NPMCommandTimeout)
+		raw, warning, err := askNPM(env, opts.NPMCommandTimeout)
 		if err != nil {
 			return nil, err
+		}
+		if warning != "" {
+			c.warnings = append(c.warnings, warning)
 		}
 		if c.registry, err = normalizeRegistry(raw); err != nil {
 			return nil, fmt.Errorf("npm registry from `npm config get registry`: %w", err)
@@ -271,25 +275,47 @@ func envConfig(env func(string) string, key string) string {
 	return env("NPM_CONFIG_" + strings.ToUpper(key))
 }
 
-// askNPM runs `npm config get registry` when npm is on env's PATH. npm's
-// own environment is this process's, so it sees what npm would see.
-func askNPM(env func(string) string, timeout time.Duration) (string, error) {
+// askNPM runs `npm config get registry --workspaces=false` when npm is on
+// env's PATH. npm's own environment is this process's, so it sees what
+// npm would see. Inside a workspace package npm refuses `config get`
+// (ENOWORKSPACES) unless told workspaces are off, which changes nothing
+// about the registry. Should npm still fail in the working directory, it
+// is asked once more from the system's temporary directory, outside any
+// project (the user and global npmrc still apply), and warning says so.
+func askNPM(env func(string) string, timeout time.Duration) (reg, warning string, err error) {
 	npm := lookPath(env("PATH"), "npm")
 	if npm == "" {
-		return "", ErrNoRegistry
+		return "", "", ErrNoRegistry
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "config", "get", "registry").Output()
-	if err != nil {
-		return "", fmt.Errorf("%w (`npm config get registry` failed: %v)", ErrNoRegistry, err)
+	run := func(dir string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, npm, "config", "get", "registry", "--workspaces=false")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("%w (`npm config get registry` failed: %v)", ErrNoRegistry, err)
+		}
+		reg := strings.TrimSpace(string(out))
+		if reg == "" || reg == "undefined" || reg == "null" {
+			return "", ErrNoRegistry
+		}
+		return reg, nil
 	}
-	reg := strings.TrimSpace(string(out))
-	if reg == "" || reg == "undefined" || reg == "null" {
-		return "", ErrNoRegistry
+	reg, err = run("")
+	if err == nil {
+		return reg, "", nil
 	}
-	return reg, nil
+	reg, err2 := run(os.TempDir())
+	if err2 != nil {
+		return "", "", err
+	}
+	return reg, fmt.Sprintf("%v in the working directory; used its answer from outside the project", err), nil
 }
+
+// Warnings are what Load worked around (npm failing in the working
+// directory); the caller logs them.
+func (c *Config) Warnings() []string { return c.warnings }
 
 // lookPath finds an executable named file in a PATH-style list.
 func lookPath(path, file string) string {

@@ -136,7 +136,7 @@ func TestLoadWithoutRegistryFailsNamingTheVariable(t *testing.T) {
 
 func TestLoadAsksNPMWhenNoFileSetsRegistry(t *testing.T) {
 	bin := t.TempDir()
-	script := "#!/bin/sh\n[ \"$*\" = 'config get registry' ] && echo 'http://from-npm.invalid/sub'\n"
+	script := "#!/bin/sh\n[ \"$*\" = 'config get registry --workspaces=false' ] && echo 'http://from-npm.invalid/sub'\n"
 	if err := os.WriteFile(filepath.Join(bin, "npm"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +146,33 @@ func TestLoadAsksNPMWhenNoFileSetsRegistry(t *testing.T) {
 	}
 	if got, want := c.Registry(), "http://from-npm.invalid/sub/"; got != want {
 		t.Errorf("Registry() = %q, want %q", got, want)
+	}
+}
+
+// TestNPMInsideAWorkspaceDoesNotStopLoad: npm refuses `config get`
+// inside a workspace package (ENOWORKSPACES) unless workspaces are off;
+// and an npm that fails in the working directory for any other reason is
+// asked again from outside the project, with a warning.
+func TestNPMInsideAWorkspaceDoesNotStopLoad(t *testing.T) {
+	bin := t.TempDir()
+	// Like npm 11 in a workspace package: only --workspaces=false answers.
+	script := "#!/bin/sh\ncase \"$*\" in *--workspaces=false*) echo 'http://from-npm.invalid/';; *) echo 'npm error code ENOWORKSPACES' >&2; exit 1;; esac\n"
+	if err := os.WriteFile(filepath.Join(bin, "npm"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := layout{env: map[string]string{"PATH": bin}}.load(t)
+	if err != nil || c.Registry() != "http://from-npm.invalid/" || len(c.Warnings()) != 0 {
+		t.Fatalf("Load in a workspace package: %v, %v, warnings %q", c, err, c.Warnings())
+	}
+
+	// An npm that fails anywhere but outside the project.
+	script = "#!/bin/sh\n[ \"$(pwd -P)\" = \"$(cd \"${TMPDIR:-/tmp}\" && pwd -P)\" ] && echo 'http://outside.invalid/' && exit 0\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "npm"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err = layout{env: map[string]string{"PATH": bin}}.load(t)
+	if err != nil || c.Registry() != "http://outside.invalid/" || len(c.Warnings()) != 1 || !strings.Contains(c.Warnings()[0], "outside the project") {
+		t.Fatalf("Load with npm failing in the project: %v, %v, warnings %q", c, err, c.Warnings())
 	}
 }
 
