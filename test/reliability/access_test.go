@@ -140,12 +140,13 @@ var accessTable = map[string][]accessCall{
 		{path: "/browse/@priv/x@1.0.0/?grep=secret", want: [3]int{303, 403, 200}},
 		{path: "/browse/@priv/nope@1.0.0/", want: [3]int{303, 403, 404}},
 	},
-	"GET /diff/*":      {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{303, 403, 200}}},
-	"GET /docs":        {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},
-	"GET /docs/page":   {{path: "/docs/page?path=Web/CSS/gap", want: [3]int{303, 403, 0}, with: allToken}},
-	"GET /docs/compat": {{path: "/docs/compat?key=css.properties.gap", want: [3]int{303, 403, 0}, with: allToken}},
-	"POST /warm":       {{path: "/warm", body: "specs=%40priv%2Fx%401.0.0", want: [3]int{401, 403, 303}}},
-	"GET /warm/:id":    {{path: "/warm/0123456789abcdef", want: [3]int{303, 404, 404}}},
+	"GET /projects/:id": {{path: "/projects/" + strings.Repeat("0", 64), want: [3]int{303, 404, 404}}},
+	"GET /diff/*":       {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{303, 403, 200}}},
+	"GET /docs":         {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"GET /docs/page":    {{path: "/docs/page?path=Web/CSS/gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"GET /docs/compat":  {{path: "/docs/compat?key=css.properties.gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"POST /warm":        {{path: "/warm", body: "specs=%40priv%2Fx%401.0.0", want: [3]int{401, 403, 303}}},
+	"GET /warm/:id":     {{path: "/warm/0123456789abcdef", want: [3]int{303, 404, 404}}},
 }
 
 // TestAccessOnEveryRoute walks every route the mirror registers × {no
