@@ -234,5 +234,9 @@ func Print(text string, first, last bool) string {
 	return out
 }
 
+// Blank reports whether Print would trim s away entirely at the end of a
+// diff: it is all JavaScript whitespace.
+func Blank(s string) bool { return jsTrimRight(s) == "" }
+
 // Finish is Print of a whole diff: exactly npm diff's standard output.
 func Finish(text string) string { return Print(text, true, true) }

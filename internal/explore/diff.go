@@ -181,6 +181,12 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 				end += take + 1
 			}
 			if !budget.Take(StringCost(text[take:end]) - 2 + entryCost) {
+				// The end of the whole diff is trimmed: a tail of blank
+				// lines goes with this page, or the next page would be
+				// an extra "\n" that the whole diff does not have.
+				if i == len(changes)-1 && diff.Blank(text[take:]) {
+					take = len(text)
+				}
 				break
 			}
 			if take == 0 && entry != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -190,4 +191,52 @@ func FuzzDiffCursor(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDiffPageCutInTrailingBlankLines: npm trims the end of the whole
+// diff, so a page cut inside the last file's tail of blank context lines
+// must not leave the next page an extra newline.
+func TestDiffPageCutInTrailingBlankLines(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	blank := strings.Repeat("\n", 3000)
+	for v, body := range map[string]string{"1.0.0": "old\n" + blank, "2.0.0": "new\n" + blank} {
+		tgz := tb.Package(t, map[string]string{"z.txt": body})
+		if _, err := ingest.Ingest(t.Context(), st, "blank", v, "sha512-x", tgz, ingest.DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: DefaultLimits()})
+	ctxLines := 2500
+	req := Request{Action: "diff", PackageName: "blank", From: "1.0.0", To: "2.0.0", ContextLines: &ctxLines}
+	whole, err := s.Diff(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Truncated || !strings.HasSuffix(whole.Diff, "+new\n") {
+		t.Fatalf("whole diff ends %q (truncated %v)", whole.Diff[max(0, len(whole.Diff)-20):], whole.Truncated)
+	}
+	req.MaxBytes = MinAnswerBytes
+	var text strings.Builder
+	for pages := 0; ; pages++ {
+		res, err := s.Diff(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(res.Diff)
+		if res.Next == nil {
+			break
+		}
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		req = *res.Next
+	}
+	if text.String() != whole.Diff {
+		t.Errorf("pages end %q, whole diff %q", text.String()[max(0, text.Len()-20):], whole.Diff[max(0, len(whole.Diff)-20):])
+	}
 }
