@@ -8,6 +8,7 @@ import (
 // TestRanges pins, readably, the node-semver behaviours pkgscope depends
 // on; vectors_test.go checks tens of thousands more against node itself.
 func TestRanges(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, rng string
 		mode      Mode
@@ -64,6 +65,7 @@ func TestRanges(t *testing.T) {
 }
 
 func TestInvalidRanges(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		rng  string
 		mode Mode
@@ -82,6 +84,7 @@ func TestInvalidRanges(t *testing.T) {
 // TestFormatNotIdempotent pins a node-semver quirk the fuzz test has to
 // allow for: formatting a range and parsing it again can change it.
 func TestFormatNotIdempotent(t *testing.T) {
+	t.Parallel()
 	once, _ := ValidRange("00", Loose)
 	twice, _ := ValidRange(once, Loose)
 	if once != ">=0.0.0 <1.0.0-0" || twice != "<1.0.0-0" {
@@ -90,6 +93,7 @@ func TestFormatNotIdempotent(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		mode Mode

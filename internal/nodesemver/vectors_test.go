@@ -71,6 +71,7 @@ func modeOf(loose bool) Mode {
 }
 
 func TestVectorsSatisfies(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	n, failed := 0, 0
 	for _, c := range v.Ranges {
@@ -91,6 +92,7 @@ func TestVectorsSatisfies(t *testing.T) {
 }
 
 func TestVectorsValidRange(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	for _, c := range v.Ranges {
 		if got := opt(ValidRange(c.Range, modeOf(c.Loose))); !eq(got, c.ValidRange) {
@@ -100,6 +102,7 @@ func TestVectorsValidRange(t *testing.T) {
 }
 
 func TestVectorsMaxSatisfying(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	for _, c := range v.Ranges {
 		if got := opt(MaxSatisfying(v.Versions, c.Range, modeOf(c.Loose))); !eq(got, c.MaxSatisfying) {
@@ -109,6 +112,7 @@ func TestVectorsMaxSatisfying(t *testing.T) {
 }
 
 func TestVectorsValid(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	for _, c := range v.Valid {
 		if got := opt(Valid(c.Input, Strict)); !eq(got, c.Strict) {
@@ -124,6 +128,7 @@ func TestVectorsValid(t *testing.T) {
 }
 
 func TestVectorsCompare(t *testing.T) {
+	t.Parallel()
 	v := loadVectors(t)
 	parsed := make([]*Version, len(v.Compare.Versions))
 	for i, s := range v.Compare.Versions {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestValidateName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		reason string // "" means valid
@@ -65,6 +66,7 @@ func TestValidateName(t *testing.T) {
 }
 
 func TestNameErrorMessage(t *testing.T) {
+	t.Parallel()
 	err := ValidateName(".bin")
 	if got, want := err.Error(), `package name may not start with a dot: ".bin"`; got != want {
 		t.Errorf("message %q, want %q", got, want)
@@ -76,6 +78,7 @@ func TestNameErrorMessage(t *testing.T) {
 }
 
 func TestParseSpec(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw  string
 		want Spec
@@ -112,6 +115,7 @@ func TestParseSpec(t *testing.T) {
 }
 
 func TestParseSpecRejects(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw, says string
 	}{
@@ -180,6 +184,7 @@ func loadNPA(t *testing.T) *npaVectors {
 // registry gets the same kind here (versions in clean form); every other
 // spec, and every one it throws on, is rejected.
 func TestSpecsAgreeWithNPA(t *testing.T) {
+	t.Parallel()
 	for _, c := range loadNPA(t).Specs {
 		got, err := ParseSpec(c.Spec)
 		typ := "error"
@@ -220,6 +225,7 @@ var stricterThanNPM = map[string]bool{
 }
 
 func TestNamesAgreeWithValidator(t *testing.T) {
+	t.Parallel()
 	for _, c := range loadNPA(t).Names {
 		err := ValidateName(c.Name)
 		want := c.ValidForOldPackages && !stricterThanNPM[c.Name]

@@ -6,6 +6,7 @@ import (
 )
 
 func TestSplitPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, name, spec, path string
 		bad                  bool
@@ -68,6 +69,7 @@ func FuzzSplitPath(f *testing.F) {
 }
 
 func TestSplitNameSpec(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, name, spec string
 		ok             bool

@@ -10,6 +10,7 @@ import (
 )
 
 func TestMatch(t *testing.T) {
+	t.Parallel()
 	paths := []string{"README.md", "dist/index.js", "dist/index.d.ts", "dist/esm/icons/arrow.d.ts", "src/a.ts", "package.json"}
 	cases := []struct {
 		name     string
@@ -44,6 +45,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestCompileRejects(t *testing.T) {
+	t.Parallel()
 	lim := DefaultLimits()
 	cases := map[string][]string{
 		"unclosed bracket":         {"dist/[a"},
@@ -178,6 +180,7 @@ func TestBombIsLinear(t *testing.T) {
 // TestSelectStopsWhenCancelled guards the work going on after the client
 // left: Select looks at its context between paths.
 func TestSelectStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	m, err := Compile([]string{"**/*.js"}, DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +203,7 @@ func TestSelectStopsWhenCancelled(t *testing.T) {
 }
 
 func TestExpandedBytesBounded(t *testing.T) {
+	t.Parallel()
 	lim := DefaultLimits()
 	lim.MaxExpandedBytes = 4096
 	// 2^8 distinct alternatives next to stars, each ~300 bytes written out.

@@ -27,6 +27,7 @@ type pickVectors struct {
 }
 
 func TestPickManifestVectors(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("testdata/vectors.json")
 	if err != nil {
 		t.Fatalf("reading vectors (regenerate with node testdata/gen.js): %v", err)
@@ -64,6 +65,7 @@ func TestPickManifestVectors(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
+	t.Parallel()
 	cands := []Candidate{
 		{Version: "1.0.0"},
 		{Version: "1.1.0"},
@@ -99,6 +101,7 @@ func TestSelect(t *testing.T) {
 }
 
 func TestSelectNoMatch(t *testing.T) {
+	t.Parallel()
 	cands := []Candidate{{Version: "1.0.0"}, {Version: "2.0.0-rc.1"}}
 	tags := map[string]string{"latest": "1.0.0", "gone": "9.9.9"}
 	for _, tc := range []struct {
@@ -124,6 +127,7 @@ func TestSelectNoMatch(t *testing.T) {
 }
 
 func TestValid(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]bool{
 		"1.2.3": true, "1.0.0-rc.1+b.2": true, "v1.2.3": true, " 1.2.3 ": true,
 		"=1.2.3": false, "1.2": false, "01.2.3": false, "1.2.3beta": false, "": false, "latest": false,
@@ -135,6 +139,7 @@ func TestValid(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b string
 		want int
