@@ -123,6 +123,12 @@ func TestGrepIndexIsStoredAndShared(t *testing.T) {
 	if status, body := m.explore(`{"action":"grep","packageName":"icons","version":"1.0.0","pattern":"ArrowRight"}`, &g); status != 200 || len(g.Matches) != 1 {
 		t.Fatalf("%d %s", status, body)
 	}
+	// The first grep of a version is answered from a scan index while the
+	// full one builds behind it (search.Options.ScanFirst): join that
+	// build before looking for it in the store.
+	if _, err := m.app.searcher.Ensure(t.Context(), "icons", "1.0.0"); err != nil {
+		t.Fatalf("the full index build: %v", err)
+	}
 	m2 := newMirror(t, pg, func(c *config.Config) { c.DatabaseURL = dbURL })
 	a2 := m2.app
 	rec, err := a2.Store.Index(t.Context(), "icons", "1.0.0", index.FormatVersion)
