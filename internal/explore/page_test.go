@@ -23,6 +23,7 @@ import (
 func newService(t *testing.T, files map[string]string) *explore.Service {
 	t.Helper()
 	reg := fakeregistry.New(t)
+	reg.ServeSearch()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.ProjectDir = t.TempDir()

@@ -47,6 +47,7 @@ type Registry struct {
 	arrived   map[string]chan struct{} // Arrived
 	downloads map[string]int           // name + "@" + version
 	lastAuth  string
+	search    bool // ServeSearch
 }
 
 type pkg struct {
@@ -372,7 +373,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	// req.URL.Path is decoded, so "@scope%2fname" and "@scope/name" are
 	// the same path here.
 	path := strings.TrimPrefix(req.URL.Path, "/")
-	if path == "-/v1/search" {
+	r.mu.Lock()
+	search := r.search
+	r.mu.Unlock()
+	if path == "-/v1/search" && search {
 		r.serveSearch(w)
 		return
 	}
@@ -552,6 +556,14 @@ func highest(versions map[string]*version) string {
 		return best
 	}
 	return bestPre
+}
+
+// ServeSearch makes the registry answer npm's search (/-/v1/search); by
+// default it does not, as many private registries do not.
+func (r *Registry) ServeSearch() {
+	r.mu.Lock()
+	r.search = true
+	r.mu.Unlock()
 }
 
 // serveSearch answers npm's search (/-/v1/search) with every published
