@@ -50,9 +50,10 @@ func Default() Config {
 		WriteTimeout:            6 * time.Minute,
 		// 30s: a client reading at all takes well under that per 32 KiB.
 		StalledClientTimeout: 30 * time.Second,
-		// 128 MiB: 14 streams from Postgres (1 MiB chunk + 8 MiB zstd
-		// window each) at once (docs/RELIABILITY.md).
-		MaxBodyBytesInFlight: 128 << 20,
+		// 64 MiB: 7 streams from Postgres (1 MiB chunk + 8 MiB zstd
+		// window each) at once; 16 one-line reads of a 128 MiB file peak
+		// at 224-288 MiB RSS (docs/RELIABILITY.md).
+		MaxBodyBytesInFlight: 64 << 20,
 		IdleTimeout:          2 * time.Minute,
 		ShutdownTimeout:      30 * time.Second,
 		FillTimeout:          5 * time.Minute,
