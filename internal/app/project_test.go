@@ -164,3 +164,47 @@ func TestProjectNeedsEveryPackage(t *testing.T) {
 		t.Errorf("pub-token reading the project: %d %s, want 403 naming @priv/x", status, b)
 	}
 }
+
+// TestProjectInvalidEntry: a lockfile entry whose name is not a package's
+// (or holds a NUL byte) refuses the upload whole with 400
+// naming the entry, and nothing is stored: the project's id is unknown
+// afterwards and a second upload is refused again, not answered
+// "existing".
+func TestProjectInvalidEntry(t *testing.T) {
+	forEachStore(t, func(t *testing.T, kind storeKind) {
+		m := newMirror(t, kind, func(c *config.Config) { c.WarmInProcess = true })
+		xss := `<img src=x onerror=alert(1)>`
+		cases := []struct {
+			name   string
+			upload project.Upload
+			entry  string // what the message must name
+		}{
+			{"package-lock name", lockUpload(`{"lockfileVersion": 3, "packages": {"": {},
+				"node_modules/ms": {"version": "2.0.0"},
+				"node_modules/` + xss + `": {"version": "1.0.0"}}}`), "node_modules/" + xss},
+			{"package-lock NUL", lockUpload(`{"lockfileVersion": 3, "packages": {"": {},
+				"node_modules/m\u0000s": {"version": "2.0.0"}}}`), "node_modules/m"},
+			{"yarn name", project.Upload{
+				Lockfile:    project.File{Name: "yarn.lock", Content: "# yarn lockfile v1\n\n\"" + xss + "@^1.0.0\":\n  version \"1.0.0\"\n"},
+				PackageJSON: `{"name":"app","dependencies":{"` + xss + `":"^1.0.0"}}`,
+			}, xss},
+			{"pnpm name", project.Upload{Lockfile: project.File{Name: "pnpm-lock.yaml", Content: "lockfileVersion: '9.0'\n" +
+				"importers:\n  .:\n    dependencies:\n      '" + xss + "':\n        specifier: ^1.0.0\n        version: 1.0.0\n" +
+				"packages:\n  '" + xss + "@1.0.0':\n    resolution: {integrity: sha512-x}\n" +
+				"snapshots:\n  '" + xss + "@1.0.0': {}\n"}}, xss},
+		}
+		for _, tc := range cases {
+			for try := range 2 {
+				status, b := m.do(http.MethodPost, "/v1/projects", "", tc.upload)
+				var e struct{ Error struct{ Message string } }
+				_ = json.Unmarshal(b, &e)
+				if status != http.StatusBadRequest || !strings.Contains(e.Error.Message, tc.entry) {
+					t.Errorf("%s, upload %d: %d %s, want 400 naming %q", tc.name, try+1, status, b, tc.entry)
+				}
+			}
+			if status, b := m.do(http.MethodGet, "/v1/projects/"+project.ID(tc.upload), "", nil); status != http.StatusNotFound {
+				t.Errorf("%s: GET after the refusal: %d %s, want 404 (nothing stored)", tc.name, status, b)
+			}
+		}
+	})
+}

@@ -20,10 +20,13 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/warm"
 )
@@ -201,6 +204,9 @@ func (s *Service) Register(ctx context.Context, u Upload) (*Registered, error) {
 		if name, version, ok := in.Warm(); ok {
 			pp.Package, pp.Version = name, version
 		}
+		if err := validate(&pp); err != nil {
+			return nil, err
+		}
 		p.Packages[i] = pp
 	}
 	if err := s.check(ctx, p); err != nil {
@@ -225,6 +231,39 @@ func (s *Service) Register(ctx context.Context, u Upload) (*Registered, error) {
 		}
 	}
 	return reg, nil
+}
+
+// validate refuses a folder of the tree that neither the store nor the
+// warm queue could record: text with a NUL byte or invalid UTF-8, or, for
+// a registry package, a name that is not a package's or a version that is
+// not exact. Every folder is checked before anything is stored or queued,
+// so a bad entry refuses the upload whole (400 naming the folder) instead
+// of leaving a project whose package stays pending forever. A registry
+// version is kept in canonical form, the form the store records.
+func validate(pp *store.ProjectPackage) error {
+	bad := func(err error) error {
+		return fmt.Errorf("%w: the lockfile's entry %.200q: %v", ErrBadInput, pp.Path, err)
+	}
+	for _, s := range []string{pp.Path, pp.Package, pp.Version, pp.Kind, pp.Reason} {
+		if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+			return bad(fmt.Errorf("%.80q holds a NUL byte or invalid UTF-8", s))
+		}
+	}
+	if !warmable(*pp) {
+		return nil
+	}
+	if err := npmspec.ValidateName(pp.Package); err != nil {
+		return bad(err)
+	}
+	spec, err := npmspec.ParseSpec(pp.Version)
+	if err == nil && spec.Kind != npmspec.Version {
+		err = fmt.Errorf("%s is a %s, not an exact version", strconv.Quote(pp.Version), spec.Kind)
+	}
+	if err != nil {
+		return bad(err)
+	}
+	pp.Version = spec.Raw
+	return nil
 }
 
 // warmable reports whether the mirror serves pp's files.
