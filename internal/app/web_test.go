@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func browser(t *testing.T) *rod.Browser {
 	t.Cleanup(func() { b.Close(); l.Kill() })
 	// Waits are on the page (an element, a condition), never on a
 	// clock; the timeout bounds a browser that stops answering.
-	return b.Context(t.Context()).Timeout(90 * time.Second).WithPanic(func(v any) { t.Fatalf("browser: %v", v) })
+	return b.Context(t.Context()).Timeout(90 * time.Second).WithPanic(func(v any) { t.Fatalf("browser: %v\n%s", v, debug.Stack()) })
 }
 
 // webPackage is a small package with a folder, a long file and a match.
@@ -91,6 +92,15 @@ func TestWebPagesInBrowser(t *testing.T) {
 	if text, spans := line.MustText(), p.MustEval(`() => document.querySelectorAll("#L31 td.src span").length`).Int(); !strings.Contains(text, "export function needle()") || spans == 0 {
 		t.Errorf("line 31 reads %q with %d highlighted tokens", text, spans)
 	}
+
+	// The raw link works with the login cookie, as plain text.
+	raw := p.MustElementR("p.meta a", "raw").MustProperty("href").Str()
+	rp := b.MustPage(raw)
+	if text := rp.MustElement("body").MustText(); !strings.Contains(text, "export function needle()") {
+		t.Errorf("the raw link %s shows %q", raw, text)
+	}
+	rp.MustClose()
+	p.MustActivate()
 
 	// A line-range anchor marks the range.
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/lib/util.ts#L2-L4")
@@ -141,6 +151,14 @@ func TestWebPagesInBrowser(t *testing.T) {
 	if text := p.MustElement("ul.names").MustText(); !strings.Contains(text, "demo") {
 		t.Errorf("search for dem lists %q", text)
 	}
+
+	// Login CSRF: another site's form cannot log this browser in.
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/login"><input name="token" value="web-t0ken"></form><script>document.getElementById("f").submit()</script>`, m.srv.URL)
+	}))
+	defer attacker.Close()
+	p.MustNavigate(strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1))
+	p.MustElementR("h1", "Forbidden")
 
 	// Logging out ends it.
 	p.MustElement("form.logout button").MustClick()

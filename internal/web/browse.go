@@ -324,11 +324,16 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 	d.Path = f.Path
 	d.Crumbs = crumbs(d.Base, f.Path, false)
 	d.Versions = p.versions(c, o.Name, o.Version)
-	fd := &fileData{Size: f.Size, Raw: "/v1/npm/" + o.Name + "@" + o.Version + "/" + pkgpath.Escape(f.Path)}
+	// The raw bytes through the page itself, so the login cookie works
+	// (the API's /v1/npm wants the Authorization header).
+	fd := &fileData{Size: f.Size, Raw: d.Base + pkgpath.Escape(f.Path) + "?raw=1"}
 	d.File = fd
 	_, body, _, err := p.d.Packages.FileOf(c.Request().Context(), o, f.Path)
 	if err != nil {
 		return p.fail(c, err)
+	}
+	if c.QueryParam("raw") != "" {
+		return serveRaw(c, f, body)
 	}
 	if f.Binary {
 		fd.Binary = true
@@ -396,3 +401,18 @@ func pageOf(body []byte, start int, lim Limits) (lines []string, total int, cutB
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// serveRaw sends a file's bytes as they are. Package files are untrusted:
+// they are served as plain text (or an attachment when binary), never as
+// markup or script of this origin, and sandboxed.
+func serveRaw(c echo.Context, f store.File, body []byte) error {
+	h := c.Response().Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	ctype := "text/plain; charset=utf-8"
+	if f.Binary {
+		ctype = "application/octet-stream"
+		h.Set("Content-Disposition", "attachment; filename="+strconv.Quote(path.Base(f.Path)))
+	}
+	return c.Blob(http.StatusOK, ctype, body)
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -19,6 +20,12 @@ func (p *Pages) loginForm(c echo.Context) error {
 // cookie: script on the page cannot read it, and no other site's page
 // can make the browser send it.
 func (p *Pages) login(c echo.Context) error {
+	if crossSite(c.Request()) {
+		// Login CSRF: another site's form would log this browser in with
+		// the attacker's token, and what the victim then browses (or
+		// warms) would be on the attacker's account.
+		return p.render(c, http.StatusForbidden, "error", page{Title: "Forbidden", Error: "A login from another site's page is refused: open this mirror's /login yourself."})
+	}
 	tok := strings.TrimSpace(c.FormValue("token"))
 	next := localPath(c.FormValue("next"))
 	if p.d.Verify == nil {
@@ -40,10 +47,28 @@ func (p *Pages) logout(c echo.Context) error {
 }
 
 // localPath keeps a redirect target on this site: a path, never a
-// scheme-relative or absolute URL.
+// scheme-relative or absolute URL. Browsers drop tabs and newlines from
+// URLs and read a backslash as a slash, so "/\t/evil" and "/\\evil" are
+// "//evil" to them: a target holding any control character or backslash
+// is refused too.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		return "/"
 	}
 	return p
+}
+
+// crossSite reports a request another site's page made: the browser says
+// so in Sec-Fetch-Site, or (older browsers) in an Origin that is not the
+// request's own host.
+func crossSite(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return true
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	return err != nil || u.Host != r.Host
 }

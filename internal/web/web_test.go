@@ -84,6 +84,7 @@ func TestHighlightEscapesAndCuts(t *testing.T) {
 func TestLocalPath(t *testing.T) {
 	for in, want := range map[string]string{
 		"/browse/a@1/": "/browse/a@1/", "": "/", "https://evil.example/": "/", "//evil.example/": "/", `/\evil.example`: "/", "browse": "/",
+		"/\t/evil.example": "/", "/\n/evil.example": "/", "/a\\b": "/", "/browse/a@1/x?y=1": "/browse/a@1/x?y=1",
 	} {
 		if got := localPath(in); got != want {
 			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
