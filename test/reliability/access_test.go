@@ -120,6 +120,8 @@ var accessTable = map[string][]accessCall{
 		{path: "/v1/warm", body: `{"specs":["@priv/x@1.0.0"]}`, want: [3]int{401, 403, 202}},
 		{path: "/v1/warm", body: `{"lockfile":{"name":"package.json","content":"{\"dependencies\":{\"@priv/x\":\"1.0.0\"}}"}}`, want: [3]int{401, 403, 202}},
 	},
+	// A real request's progress needs every package in it:
+	// TestWarmProgressNeedsEveryPackage.
 	"GET /v1/warm/:id": {{path: "/v1/warm/0123456789abcdef", want: [3]int{401, 404, 404}}},
 	// Projects (internal/project): registering one is warming every
 	// package of its lockfile.
@@ -262,5 +264,49 @@ func TestWarmRefusesOutOfScopeItems(t *testing.T) {
 	}
 	if n := m.reg.TarballDownloads("@pub/y", "1.0.0"); n != 1 {
 		t.Errorf("@pub/y downloaded %d times, want 1 (by the allowed request only)", n)
+	}
+}
+
+// TestWarmProgressNeedsEveryPackage: a warm request's progress (GET
+// /v1/warm/{id} and the web page /warm/{id}) is shown only to a token that
+// may read every package in it, the same check as submitting it; the
+// refusal names the package (before: any token that knew the id read
+// any request's packages).
+func TestWarmProgressNeedsEveryPackage(t *testing.T) {
+	m, _ := privateMirror(t)
+	h := m.app.Handler()
+	submit := func(specs, token string) string {
+		t.Helper()
+		rec := send(h, "POST", "/v1/warm", `{"specs":`+specs+`}`, token)
+		if rec.Code != 202 {
+			t.Fatalf("warm %s: %d %s", specs, rec.Code, rec.Body)
+		}
+		return strings.TrimPrefix(rec.Header().Get("Location"), "/v1/warm/")
+	}
+	privReq := submit(`["@priv/x@1.0.0"]`, privToken)
+	unscoped := submit(`["lodash@4.17.21"]`, allToken)
+	pubReq := submit(`["@pub/y@1.0.0"]`, pubToken)
+	cases := []struct {
+		id, token, refused string // refused: the package a 403 names, "" for 200
+	}{
+		{privReq, pubToken, "@priv/x"},
+		{privReq, allToken, "@priv/x"}, // the private scope must be listed
+		{privReq, privToken, ""},
+		{unscoped, pubToken, "lodash"},
+		{unscoped, privToken, "lodash"},
+		{unscoped, allToken, ""},
+		{pubReq, pubToken, ""},
+		{pubReq, privToken, "@pub/y"},
+	}
+	for _, tc := range cases {
+		for _, path := range []string{"/v1/warm/" + tc.id, "/warm/" + tc.id} {
+			rec := send(h, "GET", path, "", tc.token)
+			switch {
+			case tc.refused == "" && rec.Code != 200:
+				t.Errorf("%s as %s: %d %.300s, want 200", path, tc.token, rec.Code, rec.Body)
+			case tc.refused != "" && (rec.Code != 403 || !strings.Contains(rec.Body.String(), tc.refused)):
+				t.Errorf("%s as %s: %d %.300s, want 403 naming %s", path, tc.token, rec.Code, rec.Body, tc.refused)
+			}
+		}
 	}
 }
