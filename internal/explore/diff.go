@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/diff"
@@ -55,11 +56,17 @@ type DiffFile struct {
 const DiffDefaultContext = 3
 
 // diffCursor is where a page starts: the index of a changed file in npm
-// diff's order and a byte offset into its text (at a line start).
-type diffCursor struct{ file, offset int }
+// diff's order, a byte offset into its text (at a line start) and, for a
+// line longer than a page, a byte offset into that line as npm prints it
+// (at a rune boundary).
+type diffCursor struct{ file, offset, inline int }
 
 func (c diffCursor) String() string {
-	return "diff:" + strconv.Itoa(c.file) + ":" + strconv.Itoa(c.offset)
+	s := "diff:" + strconv.Itoa(c.file) + ":" + strconv.Itoa(c.offset)
+	if c.inline > 0 {
+		s += ":" + strconv.Itoa(c.inline)
+	}
+	return s
 }
 
 func parseDiffCursor(s string) (diffCursor, error) {
@@ -68,16 +75,19 @@ func parseDiffCursor(s string) (diffCursor, error) {
 	}
 	bad := &InputError{Field: "cursor", Err: errors.New("not a diff cursor: send the answer's next request as it is")}
 	rest, ok := strings.CutPrefix(s, "diff:")
-	a, b, ok2 := strings.Cut(rest, ":")
-	if !ok || !ok2 {
+	parts := strings.Split(rest, ":")
+	if !ok || len(parts) < 2 || len(parts) > 3 {
 		return diffCursor{}, bad
 	}
-	f, err1 := strconv.Atoi(a)
-	o, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil || f < 0 || o < 0 {
-		return diffCursor{}, bad
+	var n [3]int
+	for k, part := range parts {
+		v, err := strconv.Atoi(part)
+		if err != nil || v < 0 {
+			return diffCursor{}, bad
+		}
+		n[k] = v
 	}
-	return diffCursor{f, o}, nil
+	return diffCursor{n[0], n[1], n[2]}, nil
 }
 
 // Diff answers the diff action: what changed between two versions of a
@@ -146,18 +156,19 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		NoPrefix: r.NoPrefix, SrcPrefix: r.SrcPrefix, DstPrefix: r.DstPrefix, Text: r.Text, MaxWork: s.lim.DiffMaxWork,
 	}
 	res := &DiffResult{PackageName: r.PackageName, From: oldV.Version, To: newV.Version, Files: []DiffFile{}}
-	// The header and a next request are reserved before any text.
+	// The header and a next request are reserved before any text; room is
+	// what an empty page holds.
 	budget.Reserve(Cost(res) + 2*Cost(r) + 256)
-	var page strings.Builder
-	first := cur.file == 0 && cur.offset == 0
-	i, off := cur.file, cur.offset
-	for ; i < len(changes); i, off = i+1, 0 {
+	room := budget.Left()
+	p := diffPager{first: cur.file == 0 && cur.offset == 0 && cur.inline == 0}
+	i, off, inl := cur.file, cur.offset, cur.inline
+	for ; i < len(changes); i, off, inl = i+1, 0, 0 {
 		fd, err := s.renderChange(ctx, pkgs, oldV, newV, changes[i], opts)
 		if err != nil {
 			return nil, err
 		}
-		if off > len(fd.Text) {
-			return nil, &InputError{Field: "cursor", Err: errors.New("does not match this diff: send the answer's next request as it is")}
+		if off > len(fd.Text) || (inl > 0 && off == len(fd.Text)) {
+			return nil, errDiffCursor
 		}
 		text := fd.Text[off:]
 		if text == "" {
@@ -168,11 +179,12 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		// so paging advances.
 		var entry *DiffFile
 		entryCost := 0
-		if off == 0 {
+		if off == 0 && inl == 0 {
 			entry = diffFileOf(fd, r.NameOnly)
 			entryCost = Cost(entry)
 		}
-		take := 0
+		lastFile := i == len(changes)-1
+		take, cut := 0, 0
 		for take < len(text) {
 			end := strings.IndexByte(text[take:], '\n')
 			if end < 0 {
@@ -180,33 +192,113 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			} else {
 				end += take + 1
 			}
-			if !budget.Take(StringCost(text[take:end]) - 2 + entryCost) {
-				// The end of the whole diff is trimmed: a tail of blank
-				// lines goes with this page, or the next page would be
-				// an extra "\n" that the whole diff does not have.
-				if i == len(changes)-1 && diff.Blank(text[take:]) {
-					take = len(text)
+			line := text[take:end]
+			cost := StringCost(line) - 2 + entryCost
+			if inl == 0 && cost <= room {
+				if !budget.Take(cost) {
+					// The end of the whole diff is trimmed: a tail of
+					// blank lines goes with this page, or the next page
+					// would be an extra "\n" that the whole diff lacks.
+					if lastFile && diff.Blank(text[take:]) {
+						p.raw.WriteString(text[take:])
+						take = len(text)
+					}
+					break
 				}
+				if take == 0 && entry != nil {
+					res.Files = append(res.Files, *entry)
+				}
+				p.raw.WriteString(line)
+				entryCost, take = 0, end
+				continue
+			}
+			// A line longer than an empty page (or the rest of one
+			// cut on the page before) is cut inside its printed form.
+			if lastFile && diff.Blank(text[take:]) {
+				p.raw.WriteString(text[take:])
+				take = len(text)
 				break
 			}
+			tail := lastFile && diff.Blank(text[end:])
+			src := line
+			if tail {
+				src = text[take:]
+			}
+			printed := diff.Print(src, i == 0 && off+take == 0, tail)
+			if inl >= len(printed) || !utf8.RuneStart(printed[inl]) {
+				return nil, errDiffCursor
+			}
+			n := fitJSON(printed[inl:], budget.Left()-entryCost)
+			if n == 0 && budget.items > 0 {
+				break // the next page starts with this line
+			}
+			if n == 0 {
+				_, n = utf8.DecodeRuneInString(printed[inl:])
+			}
+			budget.Take(StringCost(printed[inl:inl+n]) - 2 + entryCost)
 			if take == 0 && entry != nil {
 				res.Files = append(res.Files, *entry)
 			}
-			entryCost, take = 0, end
+			entryCost = 0
+			p.flush(false)
+			p.out.WriteString(printed[inl : inl+n])
+			if inl+n < len(printed) {
+				cut = inl + n
+				break
+			}
+			inl = 0
+			if take = end; tail {
+				take, p.ended = len(text), true
+			}
 		}
-		page.WriteString(text[:take])
 		if take < len(text) {
-			off += take
 			res.Truncated, res.TruncatedBy = true, TruncMaxBytes
 			next := r
 			next.Version, next.From, next.To = "", oldV.Version, newV.Version
-			next.Cursor = diffCursor{i, off}.String()
+			next.Cursor = diffCursor{i, off + take, cut}.String()
 			res.Next = &next
 			break
 		}
 	}
-	res.Diff = diff.Print(page.String(), first, !res.Truncated)
+	p.flush(!res.Truncated && !p.ended)
+	res.Diff = p.out.String()
 	return res, nil
+}
+
+var errDiffCursor = &InputError{Field: "cursor", Err: errors.New("does not match this diff: send the answer's next request as it is")}
+
+// diffPager builds a page's text: whole lines (raw) go through diff.Print
+// together, as the whole diff does; a line cut inside is printed alone
+// and its part written as it is.
+type diffPager struct {
+	raw, out strings.Builder
+	// first: the page starts the diff, whose start Print trims; ended:
+	// the diff's last line was printed, with its end.
+	first, ended bool
+}
+
+// flush prints the whole lines held; last ends the diff.
+func (p *diffPager) flush(last bool) {
+	if p.raw.Len() == 0 && !last {
+		return
+	}
+	p.out.WriteString(diff.Print(p.raw.String(), p.first && p.out.Len() == 0, last))
+	p.raw.Reset()
+}
+
+// fitJSON is the length of s's longest prefix that ends at a rune
+// boundary and costs at most n bytes as part of a JSON string.
+func fitJSON(s string, n int) int {
+	used := 0
+	for i := 0; i < len(s); {
+		c, size := runeCost(s, i)
+		if used+c > n {
+			return i
+		}
+		used += c
+		i += size
+	}
+	return len(s)
 }
 
 func diffFileOf(fd diff.FileDiff, nameOnly bool) *DiffFile {

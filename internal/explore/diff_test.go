@@ -2,10 +2,12 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -171,6 +173,8 @@ func TestDiffPagesCoverEverythingOnce(t *testing.T) {
 func FuzzDiffCursor(f *testing.F) {
 	f.Add("diff:0:0")
 	f.Add("diff:12:4096")
+	f.Add("diff:0:96:4000")
+	f.Add("diff:0:96:1:2")
 	f.Add("diff:-1:0")
 	f.Add("diff:1")
 	f.Add("grep:1:2")
@@ -238,5 +242,78 @@ func TestDiffPageCutInTrailingBlankLines(t *testing.T) {
 	}
 	if text.String() != whole.Diff {
 		t.Errorf("pages end %q, whole diff %q", text.String()[max(0, text.Len()-20):], whole.Diff[max(0, len(whole.Diff)-20):])
+	}
+}
+
+// TestDiffLongLinePaged: a line much longer than the page is cut inside
+// (at rune boundaries), every page's JSON stays within maxBytes, and the
+// pages' texts add up to the whole diff byte for byte.
+func TestDiffLongLinePaged(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	// Multi-byte runes, characters JSON escapes, and a tail of blank
+	// lines after the long line in the last file.
+	long := strings.Repeat("é<\"ab€𝄞 ", 3000)
+	for v, files := range map[string]map[string]string{
+		"1.0.0": {"a.js": "one\n" + long + "1\ntwo\n", "b.map": "x\n"},
+		"2.0.0": {"a.js": "one\n" + long + "2\ntwo\n", "b.map": "y" + long + "\n\n\n"},
+	} {
+		tgz := tb.Package(t, files)
+		if _, err := ingest.Ingest(t.Context(), st, "long", v, "sha512-x", tgz, ingest.DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: DefaultLimits()})
+	req := Request{Action: "diff", PackageName: "long", From: "1.0.0", To: "2.0.0", MaxBytes: 1 << 20}
+	whole, err := s.Diff(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Truncated || len(whole.Diff) < 3*len(long) {
+		t.Fatalf("whole diff: truncated %v, %d bytes", whole.Truncated, len(whole.Diff))
+	}
+	req.MaxBytes = MinAnswerBytes
+	var text strings.Builder
+	var paths []string
+	pages := 0
+	for ; ; pages++ {
+		res, err := s.Diff(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > req.MaxBytes {
+			t.Fatalf("page %d (cursor %q) is %d bytes of JSON, over maxBytes %d", pages, req.Cursor, len(data), req.MaxBytes)
+		}
+		if !utf8.ValidString(res.Diff) {
+			t.Fatalf("page %d cuts a rune", pages)
+		}
+		text.WriteString(res.Diff)
+		for _, f := range res.Files {
+			paths = append(paths, f.Path)
+		}
+		if res.Next == nil {
+			break
+		}
+		if pages > 1000 {
+			t.Fatal("paging does not end")
+		}
+		req = *res.Next
+	}
+	if pages < 10 {
+		t.Fatalf("%d pages: the long lines were not cut", pages)
+	}
+	if text.String() != whole.Diff {
+		t.Errorf("pages concatenated (%d bytes) differ from the whole (%d bytes)", text.Len(), len(whole.Diff))
+	}
+	if strings.Join(paths, ",") != "a.js,b.map" {
+		t.Errorf("pages list files %q", paths)
 	}
 }

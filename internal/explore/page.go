@@ -15,7 +15,9 @@ package explore
 //     (Answer, with the next request) is reserved before items are added.
 //     The first item of a page is always taken, so paging always advances;
 //     only an item larger than the whole budget (a grep match with 20
-//     context lines under a tiny maxBytes) can overflow it.
+//     context lines under a tiny maxBytes) can overflow it. diff cuts a
+//     line longer than a page inside it, at a rune boundary, so its pages
+//     never overflow.
 //  2. A cut answer says so (Answer.Truncated, TruncatedBy) and carries
 //     Answer.Next: the complete Request that continues it, the version
 //     pinned to the exact one answered. Next holds a Cursor, which only
@@ -158,31 +160,34 @@ func Cost(v any) int {
 func StringCost(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
+		c, size := runeCost(s, i)
+		n += c
 		i += size
 	}
 	return n
+}
+
+// runeCost is the JSON-string size of the rune (or invalid byte) at s[i],
+// and its length in s.
+func runeCost(s string, i int) (cost, size int) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			return 2, 1
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			return 6, 1
+		}
+		return 1, 1
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return 6, 1
+	case r == '\u2028' || r == '\u2029':
+		return 6, size
+	}
+	return size, size
 }
 
 // continued returns the request that continues req at cursor, pinned to
