@@ -46,6 +46,15 @@ func browser(t *testing.T) *rod.Browser {
 	return b.Context(t.Context()).Timeout(90 * time.Second).WithPanic(func(v any) { t.Fatalf("browser: %v\n%s", v, debug.Stack()) })
 }
 
+// navigating runs act, which makes p load another page, and returns once
+// that page has loaded: a query in between would meet a document going
+// away ("Inspected target navigated or closed").
+func navigating(p *rod.Page, act func()) {
+	wait := p.MustWaitNavigation()
+	act()
+	wait()
+}
+
 // webPackage is a small package with a folder, a long file and a match.
 func webPackage(t *testing.T) []byte {
 	var long strings.Builder
@@ -75,19 +84,19 @@ func TestWebPagesInBrowser(t *testing.T) {
 	if loc := p.MustInfo().URL; !strings.Contains(loc, "/login?next=") {
 		t.Fatalf("without a token the page went to %s, want the login form", loc)
 	}
-	p.MustElement("#login-token").MustInput("wrong").MustType(input.Enter)
+	navigating(p, func() { p.MustElement("#login-token").MustInput("wrong").MustType(input.Enter) })
 	if text := p.MustElement("p.error").MustText(); !strings.Contains(text, "not valid") {
 		t.Errorf("wrong token: %q", text)
 	}
-	p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter)
+	navigating(p, func() { p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter) })
 	p.MustElement("table.tree")
 	if loc := p.MustInfo().URL; !strings.HasSuffix(loc, "/browse/demo@1.1.0/") {
 		t.Errorf("after login at %s, want the exact version's page", loc)
 	}
 
 	// Follow the tree to a file: numbered, highlighted lines.
-	p.MustElementX(`//table[contains(@class,"tree")]//a[text()="lib/"]`).MustClick()
-	p.MustElementX(`//a[text()="util.ts"]`).MustClick()
+	navigating(p, func() { p.MustElementX(`//table[contains(@class,"tree")]//a[text()="lib/"]`).MustClick() })
+	navigating(p, func() { p.MustElementX(`//a[text()="util.ts"]`).MustClick() })
 	line := p.MustElement("#L31 td.src")
 	if text, spans := line.MustText(), p.MustEval(`() => document.querySelectorAll("#L31 td.src span").length`).Int(); !strings.Contains(text, "export function needle()") || spans == 0 {
 		t.Errorf("line 31 reads %q with %d highlighted tokens", text, spans)
@@ -112,12 +121,12 @@ func TestWebPagesInBrowser(t *testing.T) {
 
 	// Grep from the page and follow a result to its line.
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
-	p.MustElement("#grep-q").MustInput("needle").MustType(input.Enter)
+	navigating(p, func() { p.MustElement("#grep-q").MustInput("needle").MustType(input.Enter) })
 	p.MustElement("ol.hits")
 	if n := p.MustEval(`() => document.querySelectorAll("ol.hits li").length`).Int(); n != 2 {
 		t.Errorf("grep needle: %d hits, want 2", n)
 	}
-	p.MustElementX(`//h3/a[text()="lib/util.ts"]/../following-sibling::ol[1]//a`).MustClick()
+	navigating(p, func() { p.MustElementX(`//h3/a[text()="lib/util.ts"]/../following-sibling::ol[1]//a`).MustClick() })
 	p.MustElement("#L31")
 	p.MustWaitLoad()
 	if err := p.Timeout(10 * time.Second).Wait(rod.Eval(`() => !!document.querySelector("tr:target#L31")`)); err != nil {
@@ -127,7 +136,7 @@ func TestWebPagesInBrowser(t *testing.T) {
 	// Compare two versions from the versions picker.
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
 	p.MustElement("details.versions summary").MustClick()
-	p.MustElement("#cmp-to").MustInput("1.0.0").MustType(input.Enter)
+	navigating(p, func() { p.MustElement("#cmp-to").MustInput("1.0.0").MustType(input.Enter) })
 	p.MustElement("pre.diff")
 	if n := p.MustEval(`() => document.querySelectorAll("pre.diff .d-file").length`).Int(); n != 5 {
 		t.Errorf("diff 1.1.0 → 1.0.0 shows %d files, want 5 (four deleted, index.js changed)", n)
@@ -147,21 +156,22 @@ func TestWebPagesInBrowser(t *testing.T) {
 		t.Errorf("the third Tab focused %q, want the package search (skip link, brand, search)", id)
 	}
 	p.Keyboard.MustType([]input.Key("dem")...)
-	p.Keyboard.MustType(input.Enter)
+	navigating(p, func() { p.Keyboard.MustType(input.Enter) })
 	if text := p.MustElement("ul.names").MustText(); !strings.Contains(text, "demo") {
 		t.Errorf("search for dem lists %q", text)
 	}
 
 	// Login CSRF: another site's form cannot log this browser in.
 	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/login"><input name="token" value="web-t0ken"></form><script>document.getElementById("f").submit()</script>`, m.srv.URL)
+		fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/login"><input name="token" value="web-t0ken"><button id="go">go</button></form>`, m.srv.URL)
 	}))
 	defer attacker.Close()
-	p.MustNavigate(strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1))
+	p.MustNavigate(strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1)).MustWaitLoad()
+	navigating(p, func() { p.MustElement("#go").MustClick() })
 	p.MustElementR("h1", "Forbidden")
 
 	// Logging out ends it.
-	p.MustElement("form.logout button").MustClick()
+	navigating(p, func() { p.MustElement("form.logout button").MustClick() })
 	p.MustElement("#login-token")
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
 	p.MustElement("#login-token")
@@ -188,7 +198,7 @@ func TestWebCrossSiteCannotRead(t *testing.T) {
 	attackerURL := strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1)
 	b := browser(t)
 	p := b.MustPage(victim + "/login")
-	p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter)
+	navigating(p, func() { p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter) })
 	p.MustElement("#find-q")
 	p.MustNavigate(attackerURL).MustWaitLoad()
 	p.MustWait(`() => window.done === true`)
@@ -213,7 +223,9 @@ func TestWebProjectPage(t *testing.T) {
 	p := browser(t).MustPage(m.srv.URL + "/projects/" + reg.ID)
 	// The meta refresh reloads the page until the warm jobs are done.
 	p.MustElementR("p.meta", "ready")
-	p.MustElementX(`//td/code[text()="node_modules/a/node_modules/ms"]/../following-sibling::td[1]/a`).MustClick()
+	navigating(p, func() {
+		p.MustElementX(`//td/code[text()="node_modules/a/node_modules/ms"]/../following-sibling::td[1]/a`).MustClick()
+	})
 	p.MustElement("table.tree")
 	if loc := p.MustInfo().URL; !strings.HasSuffix(loc, "/browse/ms@2.1.3/") {
 		t.Errorf("the nested ms folder links to %s, want ms@2.1.3", loc)
