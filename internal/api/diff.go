@@ -16,7 +16,8 @@ import (
 // "true" or "1"). A page holds max-answer-bytes (an answer's largest)
 // unless maxBytes asks for less; a cut page carries Link: <…&cursor=…>; rel="next" and
 // X-Pkgscope-Truncated-By, and the pages' bodies, concatenated, are the
-// whole diff.
+// whole diff. Hints (an include that selected no file) come as
+// X-Pkgscope-Note headers.
 func (s *Server) diff(c echo.Context, t explore.Target) error {
 	if t.Version != "" {
 		return inputErr("url", "a diff names its versions with ?from=…&to=…, not name@version: /v1/npm/{name}/-/diff?from=1.0.0&to=1.1.0")
@@ -59,6 +60,9 @@ func (s *Server) diff(c echo.Context, t explore.Target) error {
 	h := c.Response().Header()
 	h.Set("X-Pkgscope-From", res.From)
 	h.Set("X-Pkgscope-To", res.To)
+	for _, n := range res.Notes {
+		h.Add("X-Pkgscope-Note", n)
+	}
 	if res.Next != nil {
 		next := *c.Request().URL
 		nq := next.Query()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/pathglob"
 )
 
 // Filter selects paths the way npm diff's path arguments do
@@ -28,22 +30,37 @@ type Filter struct {
 // ErrPattern wraps what is wrong with a path argument.
 var ErrPattern = errors.New("invalid include pattern")
 
-// MaxPatternBytes bounds one path argument: matching is a backtracking
-// walk over "**" segments, kept cheap by keeping patterns short.
-const MaxPatternBytes = 512
-
 // maxBraceExpansions bounds "{a,b}{c,d}…" so that a short pattern cannot
 // expand into millions of alternatives.
 const maxBraceExpansions = 256
 
-// NewFilter compiles npm diff path arguments. It refuses extglobs
-// ("+(a|b)"), which this port does not implement, rather than match them
-// differently from npm.
-func NewFilter(args []string) (*Filter, error) {
+// NewFilter compiles npm diff path arguments within the glob limits that
+// bound every other pattern field: lim.MaxPatterns arguments of at most
+// lim.MaxPatternBytes each, their brace alternatives together at most
+// lim.MaxExpandedBytes and lim.MaxWildcards wildcards (stars, "**", "?",
+// classes). Matching a path is then linear in the patterns' size. It
+// refuses extglobs ("+(a|b)"), which this port does not implement, rather
+// than match them differently from npm.
+func NewFilter(args []string, lim pathglob.Limits) (*Filter, error) {
+	if len(args) > lim.MaxPatterns {
+		return nil, fmt.Errorf("%w: %d patterns given, at most %d allowed (setting MaxGlobPatterns)", ErrPattern, len(args), lim.MaxPatterns)
+	}
+	expanded, wildcards := lim.MaxExpandedBytes, lim.MaxWildcards
+	if expanded <= 0 {
+		expanded = lim.MaxPatterns * lim.MaxPatternBytes
+	}
+	expanded0 := expanded
+	if wildcards <= 0 {
+		wildcards = 64
+	}
+	// Each argument is matched with and without "package/": its
+	// wildcards count twice against twice the allowance.
+	wildcards0 := wildcards
+	wildcards *= 2
 	f := &Filter{}
 	for _, a := range args {
-		if len(a) > MaxPatternBytes {
-			return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrPattern, len(a), MaxPatternBytes)
+		if len(a) > lim.MaxPatternBytes {
+			return nil, fmt.Errorf("%w: %d bytes, at most %d allowed (setting MaxGlobPatternBytes)", ErrPattern, len(a), lim.MaxPatternBytes)
 		}
 		norm := normalizeMatch(a)
 		alts, err := braceExpand("{package/,}" + norm)
@@ -52,6 +69,12 @@ func NewFilter(args []string) (*Filter, error) {
 		}
 		var ms []matcher
 		for _, alt := range alts {
+			if expanded -= len(alt); expanded < 0 {
+				return nil, fmt.Errorf("%w %q: with their braces written out the patterns exceed %d bytes (setting MaxGlobExpandedBytes)", ErrPattern, a, expanded0)
+			}
+			if wildcards -= countWildcards(alt); wildcards < 0 {
+				return nil, fmt.Errorf("%w %q: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting MaxGlobWildcards); use fewer", ErrPattern, a, wildcards0)
+			}
 			m, err := compileMinimatch(alt)
 			if err != nil {
 				return nil, fmt.Errorf("%w %q: %w", ErrPattern, a, err)
@@ -294,32 +317,62 @@ func classEnd(s string, i int) int {
 	return -1
 }
 
-func (m matcher) match(file []string) bool {
-	return matchSegs(m, file)
+// countWildcards counts p's star runs, "?" and "[" (an upper bound on
+// its classes).
+func countWildcards(p string) int {
+	n := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '*':
+			if i == 0 || p[i-1] != '*' {
+				n++
+			}
+		case '?', '[':
+			n++
+		}
+	}
+	return n
 }
 
-func matchSegs(m matcher, file []string) bool {
-	for len(m) > 0 {
-		if m[0] == nil { // "**"
-			rest := m[1:]
-			for k := 0; ; k++ {
-				if matchSegs(rest, file[k:]) {
+func (m matcher) match(file []string) bool {
+	var failed map[[2]int]bool // (segment, path part) pairs known not to match
+	return matchSegs(m, file, 0, 0, &failed)
+}
+
+// matchSegs reports whether m[mi:] matches file[fi:]. Each "**" tries
+// every depth; failed remembers the pairs that did not match, so a path
+// costs at most len(m) × len(file) steps however many "**" there are.
+func matchSegs(m matcher, file []string, mi, fi int, failed *map[[2]int]bool) bool {
+	for mi < len(m) {
+		if m[mi] == nil { // "**"
+			if (*failed)[[2]int{mi, fi}] {
+				return false
+			}
+			for k := fi; ; k++ {
+				if matchSegs(m, file, mi+1, k, failed) {
 					return true
 				}
 				if k == len(file) {
-					return false
+					break
 				}
 				if seg := file[k]; seg == "." || seg == ".." || strings.HasPrefix(seg, ".") {
-					return false
+					break
 				}
 			}
-		}
-		if len(file) == 0 || !segMatch(m[0], file[0]) {
+			if *failed == nil {
+				*failed = map[[2]int]bool{}
+			}
+			(*failed)[[2]int{mi, fi}] = true
 			return false
 		}
-		m, file = m[1:], file[1:]
+		if fi == len(file) || !segMatch(m[mi], file[fi]) {
+			return false
+		}
+		mi, fi = mi+1, fi+1
 	}
-	return len(file) == 0
+	return fi == len(file)
 }
 
 func segMatch(s *segment, seg string) bool {

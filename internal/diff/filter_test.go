@@ -1,10 +1,13 @@
 package diff
 
 import (
+	"github.com/pkgscope/pkgscope/internal/pathglob"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -39,7 +42,7 @@ func TestFilterMatchesLibnpmdiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, args := range filterArgs {
-		f, err := NewFilter(args)
+		f, err := NewFilter(args, pathglob.DefaultLimits())
 		if err != nil {
 			t.Errorf("NewFilter(%q): %v", args, err)
 			continue
@@ -55,7 +58,7 @@ func TestFilterMatchesLibnpmdiff(t *testing.T) {
 func TestFilterRefusesExtglobAndBraceBombs(t *testing.T) {
 	t.Parallel()
 	for _, arg := range []string{"+(a|b).js", "lib/@(x|y)", "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"} {
-		if _, err := NewFilter([]string{arg}); !errors.Is(err, ErrPattern) {
+		if _, err := NewFilter([]string{arg}, pathglob.DefaultLimits()); !errors.Is(err, ErrPattern) {
 			t.Errorf("NewFilter(%q) = %v, want ErrPattern", arg, err)
 		}
 	}
@@ -73,7 +76,7 @@ func FuzzFilter(f *testing.F) {
 	f.Add("{,}", "")
 	f.Add("\\", "a\\b")
 	f.Fuzz(func(t *testing.T, arg, path string) {
-		flt, err := NewFilter([]string{arg})
+		flt, err := NewFilter([]string{arg}, pathglob.DefaultLimits())
 		if err != nil {
 			if !errors.Is(err, ErrPattern) {
 				t.Fatalf("NewFilter(%q): %v, want ErrPattern", arg, err)
@@ -82,4 +85,50 @@ func FuzzFilter(f *testing.F) {
 		}
 		flt.Match(path)
 	})
+}
+
+// TestFilterLimits: the pattern count, a pattern's length, the expanded
+// bytes and the wildcards are the glob settings, named in the error.
+func TestFilterLimits(t *testing.T) {
+	t.Parallel()
+	lim := pathglob.DefaultLimits()
+	many := make([]string, lim.MaxPatterns+1)
+	for i := range many {
+		many[i] = "lib/" + strings.Repeat("x", i+1)
+	}
+	for _, c := range []struct {
+		args    []string
+		setting string
+	}{
+		{many, "MaxGlobPatterns"},
+		{[]string{strings.Repeat("a", lim.MaxPatternBytes+1)}, "MaxGlobPatternBytes"},
+		{[]string{strings.Repeat("*a", 70)}, "MaxGlobWildcards"},
+		{[]string{strings.Repeat("{a,b}", 7) + strings.Repeat("x", 200)}, "MaxGlobExpandedBytes"},
+	} {
+		_, err := NewFilter(c.args, lim)
+		if !errors.Is(err, ErrPattern) || !strings.Contains(err.Error(), c.setting) {
+			t.Errorf("%d args of %d bytes: %v, want ErrPattern naming %s", len(c.args), len(c.args[0]), err, c.setting)
+		}
+	}
+	if _, err := NewFilter(many[:lim.MaxPatterns], lim); err != nil {
+		t.Errorf("%d patterns: %v", lim.MaxPatterns, err)
+	}
+}
+
+// TestFilterManyGlobstars: "**" segments that all fail on a deep path
+// are tried once per depth, not once per way of spreading them over the
+// path (which here would be more than 10^12 tries).
+func TestFilterManyGlobstars(t *testing.T) {
+	t.Parallel()
+	flt, err := NewFilter([]string{strings.Repeat("**/a/", 20) + "b"}, pathglob.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("a/", 60) + "c"
+	if flt.Match(deep) {
+		t.Errorf("matched %q", deep)
+	}
+	if !flt.Match(strings.Repeat("a/", 60) + "b") {
+		t.Error("does not match a path ending in b")
+	}
 }

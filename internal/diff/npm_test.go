@@ -1,6 +1,8 @@
 package diff_test
 
 import (
+	"github.com/pkgscope/pkgscope/internal/pathglob"
+
 	"context"
 	"strings"
 	"sync"
@@ -62,7 +64,7 @@ func render(t *testing.T, ctx context.Context, st store.Reader, c difftest.Case)
 	if err != nil {
 		t.Fatal(err)
 	}
-	flt, err := diff.NewFilter(c.Paths)
+	flt, err := diff.NewFilter(c.Paths, pathglob.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/semver"
+	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -32,6 +33,9 @@ type DiffResult struct {
 	// Files are the changed files whose text starts on this page, in
 	// npm diff's order.
 	Files []DiffFile `json:"files"`
+	// Notes are hints, one line each: an include or exclude that
+	// selected no file of either version.
+	Notes []string `json:"notes,omitempty"`
 	// Truncated says the diff goes on: TruncatedBy names the budget
 	// ("maxBytes") and Next is the request for the next page.
 	Truncated   bool     `json:"truncated"`
@@ -116,7 +120,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	if ctxLines < 0 {
 		return nil, &InputError{Field: "contextLines", Err: errors.New("must not be negative")}
 	}
-	include, err := diff.NewFilter(r.Include)
+	include, err := diff.NewFilter(r.Include, s.lim.Glob)
 	if err != nil {
 		return nil, &InputError{Field: "include", Err: err}
 	}
@@ -156,6 +160,9 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		NoPrefix: r.NoPrefix, SrcPrefix: r.SrcPrefix, DstPrefix: r.DstPrefix, Text: r.Text, MaxWork: s.lim.DiffMaxWork,
 	}
 	res := &DiffResult{PackageName: r.PackageName, From: oldV.Version, To: newV.Version, Files: []DiffFile{}}
+	if len(changes) == 0 && len(r.Include)+len(r.Exclude) > 0 {
+		res.Notes = diffFilterNote(oldV.Files, newV.Files, keep)
+	}
 	// The header and a next request are reserved before any text; room is
 	// what an empty page holds.
 	budget.Reserve(Cost(res) + 2*Cost(r) + 256)
@@ -263,6 +270,21 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	p.flush(!res.Truncated && !p.ended)
 	res.Diff = p.out.String()
 	return res, nil
+}
+
+// diffFilterNote says when include/exclude selected no file of either
+// version, as grep does, so that an empty diff is not read as "no change".
+func diffFilterNote(oldFiles, newFiles []store.File, keep func(string) bool) []string {
+	paths := map[string]bool{}
+	for _, fs := range [][]store.File{oldFiles, newFiles} {
+		for _, f := range fs {
+			if keep(f.Path) {
+				return nil
+			}
+			paths[f.Path] = true
+		}
+	}
+	return []string{fmt.Sprintf("include/exclude selected none of the %d files of either version; a pattern starting with '*' matches file names in any folder (e.g. '*.d.ts'), others the path from the package root (e.g. 'dist/**/*.js'), and a plain path selects what starts with it (e.g. 'lib')", len(paths))}
 }
 
 var errDiffCursor = &InputError{Field: "cursor", Err: errors.New("does not match this diff: send the answer's next request as it is")}

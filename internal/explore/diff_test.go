@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -315,5 +316,54 @@ func TestDiffLongLinePaged(t *testing.T) {
 	}
 	if strings.Join(paths, ",") != "a.js,b.map" {
 		t.Errorf("pages list files %q", paths)
+	}
+}
+
+// TestDiffPatternLimits: include and exclude are held to the glob
+// settings, and the 400 names the one exceeded.
+func TestDiffPatternLimits(t *testing.T) {
+	t.Parallel()
+	s, _ := fixtureService(t)
+	many := make(StringList, 6000)
+	for i := range many {
+		many[i] = strings.Repeat("*a", 60) + "*b" + strconv.Itoa(i)
+	}
+	for _, c := range []struct {
+		field   string
+		req     Request
+		setting string
+	}{
+		{"include", Request{Include: many}, "MaxGlobPatterns"},
+		{"exclude", Request{Exclude: many}, "MaxGlobPatterns"},
+		{"include", Request{Include: StringList{strings.Repeat("a", 600)}}, "MaxGlobPatternBytes"},
+		{"include", Request{Include: StringList{strings.Repeat("*a", 70)}}, "MaxGlobWildcards"},
+	} {
+		r := c.req
+		r.Action, r.PackageName, r.From, r.To = "diff", difftest.Package, difftest.V1, difftest.V2
+		_, err := s.Diff(t.Context(), r)
+		var in *InputError
+		if !errors.As(err, &in) || in.Field != c.field || !strings.Contains(err.Error(), c.setting) {
+			t.Errorf("%s: %v, want an InputError on %s naming %s", c.field, err, c.field, c.setting)
+		}
+	}
+}
+
+// TestDiffIncludeSelectsNothing: an include that selects no file says so
+// rather than answer an empty diff as if nothing changed.
+func TestDiffIncludeSelectsNothing(t *testing.T) {
+	t.Parallel()
+	s, _ := fixtureService(t)
+	req := Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2, Include: StringList{"*.xyz"}}
+	res, err := s.Diff(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "selected none") {
+		t.Errorf("files %v, notes %q: want no file and a note", res.Files, res.Notes)
+	}
+	// An include that selects only unchanged files is no mistake.
+	req.Include = StringList{"unchanged.js"}
+	if res, err = s.Diff(t.Context(), req); err != nil || len(res.Notes) != 0 {
+		t.Errorf("unchanged.js: notes %q, %v", res.Notes, err)
 	}
 }

@@ -213,6 +213,9 @@ func renderDiff(r *explore.DiffResult, note string) string {
 		b.WriteString(" on this page")
 	}
 	b.WriteString(withNote("", note))
+	for _, n := range r.Notes {
+		b.WriteString("\n[note: " + n + "]")
+	}
 	b.WriteByte('\n')
 	b.WriteString(r.Diff)
 	if r.Next != nil {
