@@ -192,6 +192,14 @@ func newFallback(cfg config.Config, npm *npmrc.Config, hc *http.Client) (*jsdeli
 // Handler serves the HTTP API.
 func (a *App) Handler() http.Handler { return a.handler }
 
+// EnsureIndex returns once name@version's full search index is built and
+// stored, building it or joining the build under way (the first grep of a
+// version is answered from a scan index while it builds behind it).
+func (a *App) EnsureIndex(ctx context.Context, name, version string) error {
+	_, err := a.searcher.Ensure(ctx, name, version)
+	return err
+}
+
 // Close stops the warm queue, then releases the searcher, Redis and the
 // store (Core.Close).
 func (a *App) Close() error {

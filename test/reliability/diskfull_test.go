@@ -78,6 +78,11 @@ func TestIndexCacheDiskFull(t *testing.T) {
 			t.Fatalf("grep %d: %d matches %+v, want lib/f17.js lines 991-1000", i+1, len(res.Matches), res.Matches)
 		}
 	}
+	// The first grep was answered from a scan index while the full one
+	// built behind it: join that build before looking at the cache.
+	if err := m.app.EnsureIndex(t.Context(), "wide", "1.0.0"); err != nil {
+		t.Fatalf("the full index build: %v", err)
+	}
 	if !strings.Contains(m.log.String(), "local index cache not writable; serving from memory") {
 		t.Errorf("the mirror did not say it fell back to memory; log:\n%s", m.log)
 	}
