@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -294,5 +295,23 @@ func TestTokenlessCrossSiteScriptCannotRun(t *testing.T) {
 	p.MustEval(`src => new Promise((ok, fail) => { const s = document.createElement("script"); s.src = src; s.onload = ok; s.onerror = () => fail(new Error("refused")); document.head.appendChild(s); })`, raw)
 	if leaked := p.MustEval(`() => String(window.leaked)`).Str(); leaked != "secret" {
 		t.Errorf("control: the mirror's own page could not run the script (leaked=%q): the test sees nothing", leaked)
+	}
+}
+
+// TestWebRawStreams: a page's raw link streams the body like the API's raw
+// route does, Range requests included, as plain text.
+func TestWebRawStreams(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("demo", "1.1.0", webPackage(t))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, m.srv.URL+"/browse/demo@1.1.0/index.js?raw=1", nil)
+	req.Header.Set("Range", "bytes=7-12")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusPartialContent || string(b) != "leaked" || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+		t.Errorf("raw with Range: %d %q %q", resp.StatusCode, b, resp.Header.Get("Content-Type"))
 	}
 }

@@ -1,15 +1,19 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -328,76 +332,125 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 	// (the API's /v1/npm wants the Authorization header).
 	fd := &fileData{Size: f.Size, Raw: d.Base + pkgpath.Escape(f.Path) + "?raw=1"}
 	d.File = fd
-	_, body, _, err := p.d.Packages.FileOf(c.Request().Context(), o, f.Path)
-	if err != nil {
-		return p.fail(c, err)
-	}
-	if c.QueryParam("raw") != "" {
-		return serveRaw(c, f, body)
-	}
-	if f.Binary {
-		fd.Binary = true
-		return p.render(c, http.StatusOK, "file", page{Title: o.Name + "@" + o.Version + "/" + f.Path, Data: d})
-	}
+	raw := c.QueryParam("raw") != ""
 	start := 1
-	if s := c.QueryParam("offset"); s != "" {
+	if s := c.QueryParam("offset"); s != "" && !raw {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			return p.fail(c, &explore.InputError{Field: "offset", Err: errors.New("give a line number, 1 or more")})
 		}
 		start = n
 	}
-	lines, total, cutBy := pageOf(body, start, p.lim)
-	if start > 1 && start > total {
-		return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %d lines", total)})
+	if f.Binary && !raw {
+		fd.Binary = true
+		return p.render(c, http.StatusOK, "file", page{Title: o.Name + "@" + o.Version + "/" + f.Path, Data: d})
 	}
-	fd.Total, fd.Start, fd.End, fd.CutBy = total, start, start+len(lines)-1, cutBy
+	// A page seen before is kept whole (bodies are immutable under their
+	// hash): it needs no read of the body at all.
 	key := litKey{hash: f.Hash, ext: path.Ext(f.Path), start: start, width: p.lim.LineWidth}
 	lit, ok := p.lit.Get(key)
-	if !ok {
-		lit.lines, lit.lexed = highlight(f.Path, lines, start, p.lim.LineWidth)
+	if !ok || raw {
+		_, body, _, err := p.d.Packages.FileOfStream(c.Request().Context(), o, f.Path)
+		if err != nil {
+			return p.fail(c, err)
+		}
+		defer body.Close()
+		if raw {
+			return serveRaw(c, f, body)
+		}
+		lines, total, cutBy, err := pageOf(body, start, p.lim)
+		if err != nil {
+			return p.fail(c, fmt.Errorf("reading %s of %s@%s: %w", f.Path, o.Name, o.Version, err))
+		}
+		if start > 1 && start > total {
+			return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %d lines", total)})
+		}
+		lit = litPage{total: total, cutBy: cutBy}
+		lit.lines, lit.lexed = highlight(f.Path, lines, start)
 		p.lit.Add(key, lit, lit.cost())
 	}
+	fd.Total, fd.Start, fd.End, fd.CutBy = lit.total, start, start+len(lit.lines)-1, lit.cutBy
 	fd.Lines, fd.Highlight = lit.lines, lit.lexed
 	self := d.Base + pkgpath.Escape(f.Path)
 	if start > 1 {
 		fd.Prev = self + "?offset=" + strconv.Itoa(max(1, start-p.lim.PageLines))
 	}
-	if fd.End < total {
+	if fd.End < lit.total {
 		fd.Next = self + "?offset=" + strconv.Itoa(fd.End+1)
 	}
 	return p.render(c, http.StatusOK, "file", page{Title: o.Name + "@" + o.Version + "/" + f.Path, Data: d})
 }
 
-// pageOf returns the lines of body from start on that fit the page's
-// budget (PageLines lines, PageBytes bytes counting each line up to
-// LineWidth), the file's line count, and what cut the page short.
-func pageOf(body []byte, start int, lim Limits) (lines []string, total int, cutBy string) {
-	n, used := 0, 0
-	for len(body) > 0 {
-		n++
-		line := body
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			body = nil
+// pageLine is one line of a page: its first LineWidth bytes (cut at a
+// rune boundary, a trailing CR dropped) and how many bytes were cut.
+type pageLine struct {
+	Text string
+	Cut  int
+}
+
+// pageOf reads body's lines and returns those from start on that fit the
+// page's budget (PageLines lines, PageBytes bytes counting each line up to
+// LineWidth), the file's line count (as cat -n counts), and what cut the
+// page short. It keeps only what the page shows: a 128 MiB body, or one
+// 5 MB minified line, costs a 64 KiB buffer.
+func pageOf(body io.Reader, start int, lim Limits) (lines []pageLine, total int, cutBy string, err error) {
+	r := bufio.NewReaderSize(body, 64<<10)
+	used := 0
+	for {
+		var head []byte // the line's first LineWidth+1 bytes at most
+		n := 0          // the line's length
+		var rerr error
+		for {
+			var chunk []byte
+			chunk, rerr = r.ReadSlice('\n')
+			n += len(chunk)
+			if room := lim.LineWidth + 1 - len(head); room > 0 {
+				head = append(head, chunk[:min(room, len(chunk))]...)
+			}
+			if rerr != bufio.ErrBufferFull {
+				break
+			}
 		}
-		if n < start || cutBy != "" {
-			continue
+		if rerr != nil && rerr != io.EOF {
+			return nil, 0, "", rerr
 		}
-		cost := min(len(line), lim.LineWidth) + 1
-		switch {
-		case len(lines) == lim.PageLines:
-			cutBy = "lines"
-			continue
-		case used+cost > lim.PageBytes && len(lines) > 0:
-			cutBy = "bytes"
-			continue
+		if n == 0 {
+			return lines, total, cutBy, nil // the end (after a final newline, or empty)
 		}
-		used += cost
-		lines = append(lines, strings.TrimSuffix(string(line), "\r"))
+		total++
+		if rerr == nil { // ended by its newline
+			n--
+			head = bytes.TrimSuffix(head, []byte("\n"))
+		}
+		if total >= start && cutBy == "" {
+			cost := min(n, lim.LineWidth) + 1
+			switch {
+			case len(lines) == lim.PageLines:
+				cutBy = "lines"
+			case used+cost > lim.PageBytes && len(lines) > 0:
+				cutBy = "bytes"
+			default:
+				used += cost
+				lines = append(lines, cutLine(head, n, lim.LineWidth))
+			}
+		}
+		if rerr == io.EOF {
+			return lines, total, cutBy, nil
+		}
 	}
-	return lines, n, cutBy
+}
+
+// cutLine shows a line of n bytes whose first bytes are head: at most
+// width of them, cut at a rune boundary, without a trailing CR.
+func cutLine(head []byte, n, width int) pageLine {
+	if n <= width {
+		return pageLine{Text: string(bytes.TrimSuffix(head[:n], []byte("\r")))}
+	}
+	cut := width
+	for cut > 0 && !utf8.RuneStart(head[cut]) {
+		cut--
+	}
+	return pageLine{Text: string(head[:cut]), Cut: n - cut}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -405,7 +458,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // serveRaw sends a file's bytes as they are. Package files are untrusted:
 // they are served as plain text (or an attachment when binary), never as
 // markup or script of this origin, and sandboxed.
-func serveRaw(c echo.Context, f store.File, body []byte) error {
+func serveRaw(c echo.Context, f store.File, body io.ReadSeeker) error {
 	h := c.Response().Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
@@ -414,5 +467,8 @@ func serveRaw(c echo.Context, f store.File, body []byte) error {
 		ctype = "application/octet-stream"
 		h.Set("Content-Disposition", "attachment; filename="+strconv.Quote(path.Base(f.Path)))
 	}
-	return c.Blob(http.StatusOK, ctype, body)
+	h.Set(echo.HeaderContentType, ctype)
+	// ServeContent streams the body and answers Range requests.
+	http.ServeContent(c.Response(), c.Request(), "", time.Time{}, body)
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
@@ -37,10 +36,12 @@ type litKey struct {
 	start, width int
 }
 
-// litPage is a highlighted page.
+// litPage is a highlighted page, with what the page says of the file.
 type litPage struct {
 	lines []fileLine
 	lexed bool
+	total int    // the file's lines
+	cutBy string // what cut the page short, "" at the file's end
 }
 
 // cost is what the page holds: its HTML and each line's header.
@@ -52,25 +53,17 @@ func (p litPage) cost() int64 {
 	return n
 }
 
-// highlight renders lines (numbered from start) as HTML, each cut at
-// width bytes, with chroma's lexer for path's file type. It reports
-// whether a lexer was used; plain text is escaped and never interpreted.
-func highlight(path string, lines []string, start, width int) ([]fileLine, bool) {
+// highlight renders lines (numbered from start, already cut by pageOf) as
+// HTML with chroma's lexer for path's file type. It reports whether a
+// lexer was used; plain text is escaped and never interpreted.
+func highlight(path string, lines []pageLine, start int) ([]fileLine, bool) {
 	out := make([]fileLine, len(lines))
 	shown := make([]string, len(lines))
 	size := 0
 	for i, l := range lines {
-		out[i].N = start + i
-		if len(l) > width {
-			cut := width
-			for cut > 0 && !utf8.RuneStart(l[cut]) {
-				cut--
-			}
-			out[i].Cut = len(l) - cut
-			l = l[:cut]
-		}
-		shown[i] = l
-		size += len(l) + 1
+		out[i].N, out[i].Cut = start+i, l.Cut
+		shown[i] = l.Text
+		size += len(l.Text) + 1
 	}
 	lexer := lexers.Match(path)
 	if lexer == nil && strings.HasSuffix(path, ".d.ts") {

@@ -47,8 +47,9 @@ import (
 type Packages interface {
 	// Open resolves t and returns the version's files with their sizes.
 	Open(ctx context.Context, t explore.Target) (*explore.Opened, error)
-	// FileOf returns one file of an opened version.
-	FileOf(ctx context.Context, o *explore.Opened, path string) (store.File, []byte, *explore.Opened, error)
+	// FileOfStream returns one file of an opened version, its body as a
+	// stream the caller closes (charged to max-body-bytes-in-flight).
+	FileOfStream(ctx context.Context, o *explore.Opened, path string) (store.File, store.BlobStream, *explore.Opened, error)
 	// Grep searches the version's text files.
 	Grep(ctx context.Context, r explore.Request) (*explore.GrepResult, error)
 	// Packument returns a package's dist-tags and versions.

@@ -46,36 +46,63 @@ func TestListFolder(t *testing.T) {
 }
 
 func TestPageOfKeepsToTheBudget(t *testing.T) {
-	body := []byte(strings.Repeat("abcdefghij\n", 100) + strings.Repeat("x", 5000) + "\nlast")
+	body := strings.Repeat("abcdefghij\n", 100) + strings.Repeat("x", 5000) + "\nlast"
+	page := func(start int, lim Limits) ([]pageLine, int, string) {
+		t.Helper()
+		lines, total, cut, err := pageOf(strings.NewReader(body), start, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lines, total, cut
+	}
 	lim := Limits{PageLines: 40, PageBytes: 1 << 20, LineWidth: 100}
-	lines, total, cut := pageOf(body, 1, lim)
+	lines, total, cut := page(1, lim)
 	if len(lines) != 40 || total != 102 || cut != "lines" {
 		t.Errorf("first page: %d lines of %d, cut by %q", len(lines), total, cut)
 	}
-	lines, _, cut = pageOf(body, 81, lim)
-	if len(lines) != 22 || cut != "" || lines[21] != "last" || len(lines[20]) != 5000 {
-		t.Errorf("last page: %d lines, cut %q", len(lines), cut)
+	lines, _, cut = page(81, lim)
+	if len(lines) != 22 || cut != "" || lines[21].Text != "last" || len(lines[20].Text) != 100 || lines[20].Cut != 4900 {
+		t.Errorf("last page: %d lines, cut %q, long line %d bytes shown + %d cut", len(lines), cut, len(lines[20].Text), lines[20].Cut)
 	}
 	// The byte budget counts a long line only up to the line width.
 	lim = Limits{PageLines: 1000, PageBytes: 55, LineWidth: 100}
-	if lines, _, cut = pageOf(body, 1, lim); len(lines) != 5 || cut != "bytes" {
+	if lines, _, cut = page(1, lim); len(lines) != 5 || cut != "bytes" {
 		t.Errorf("byte budget: %d lines, cut %q", len(lines), cut)
 	}
 }
 
-func TestHighlightEscapesAndCuts(t *testing.T) {
-	lines := []string{`const a = "<script>alert(1)</script>";`, strings.Repeat("é", 60)}
-	out, lexed := highlight("x.js", lines, 7, 50)
-	if !lexed || out[0].N != 7 || out[1].N != 8 {
-		t.Fatalf("highlight: lexed %v, numbers %d %d", lexed, out[0].N, out[1].N)
+// TestPageOfLongLinesAndEnds: a line far longer than the read buffer is
+// cut at a rune boundary and counted whole; CRs and the last newline are
+// read as cat -n does.
+func TestPageOfLongLinesAndEnds(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		total int
+		shown []pageLine
+	}{
+		{"", 0, nil},
+		{"a\n", 1, []pageLine{{Text: "a"}}},
+		{"a\r\nb", 2, []pageLine{{Text: "a"}, {Text: "b"}}},
+		{"\n\n", 2, []pageLine{{}, {}}},
+		{strings.Repeat("é", 200<<10) + "\nz", 2, []pageLine{{Text: strings.Repeat("é", 25), Cut: 400<<10 - 50}, {Text: "z"}}},
+	} {
+		lines, total, _, err := pageOf(strings.NewReader(tc.body), 1, Limits{PageLines: 10, PageBytes: 1 << 20, LineWidth: 50})
+		if err != nil || total != tc.total || !slices.Equal(lines, tc.shown) {
+			t.Errorf("pageOf(%.20q…): %d lines %.80v (%v), want %d %.80v", tc.body, total, lines, err, tc.total, tc.shown)
+		}
+	}
+}
+
+func TestHighlightEscapes(t *testing.T) {
+	lines := []pageLine{{Text: `const a = "<script>alert(1)</script>";`}, {Text: strings.Repeat("é", 25), Cut: 70}}
+	out, lexed := highlight("x.js", lines, 7)
+	if !lexed || out[0].N != 7 || out[1].N != 8 || out[1].Cut != 70 {
+		t.Fatalf("highlight: lexed %v, numbers %d %d, cut %d", lexed, out[0].N, out[1].N, out[1].Cut)
 	}
 	if strings.Contains(string(out[0].HTML), "<script>") || !strings.Contains(string(out[0].HTML), "&lt;script&gt;") {
 		t.Errorf("markup in a package file reached the page: %s", out[0].HTML)
 	}
-	if out[1].Cut != 70 || strings.Count(string(out[1].HTML), "é") != 25 {
-		t.Errorf("a long line is cut at a rune boundary within 50 bytes: cut %d, %s", out[1].Cut, out[1].HTML)
-	}
-	plain, lexed := highlight("LICENSE", []string{"<b>"}, 1, 50)
+	plain, lexed := highlight("LICENSE", []pageLine{{Text: "<b>"}}, 1)
 	if lexed || string(plain[0].HTML) != "&lt;b&gt;" {
 		t.Errorf("plain text: %v %s", lexed, plain[0].HTML)
 	}
