@@ -3,10 +3,12 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -313,5 +315,55 @@ func TestWebRawStreams(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusPartialContent || string(b) != "leaked" || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
 		t.Errorf("raw with Range: %d %q %q", resp.StatusCode, b, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestWebGrepPages: a grep page's "More matches" link continues with the
+// API's next until every match was shown once; an include without a slash
+// names files at any depth under the folder, as the API reads it.
+func TestWebGrepPages(t *testing.T) {
+	m := newMirror(t, embedded)
+	var many strings.Builder
+	for i := range 450 {
+		fmt.Fprintf(&many, "const needle%d = %d;\n", i, i)
+	}
+	m.reg.Publish("hay", "1.0.0", tarballtest.Package(t, map[string]string{
+		"src/deep/stack.js": many.String(), "src/top.ts": "export const needle = 1;\n",
+	}))
+	hit := regexp.MustCompile(`<li><a href="([^"]+)"><span class="ln">`)
+	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">More matches`)
+	seen := map[string]bool{}
+	url := "/browse/hay@1.0.0/?grep=needle"
+	for pages := 0; url != ""; pages++ {
+		if pages > 10 {
+			t.Fatal("more than 10 pages for 451 matches")
+		}
+		resp, body := m.get(url)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", url, resp.StatusCode)
+		}
+		for _, h := range hit.FindAllStringSubmatch(string(body), -1) {
+			if seen[h[1]] {
+				t.Errorf("%s shown twice", h[1])
+			}
+			seen[h[1]] = true
+		}
+		url = ""
+		if n := next.FindStringSubmatch(string(body)); n != nil {
+			url = html.UnescapeString(n[1])
+		}
+	}
+	if len(seen) != 451 {
+		t.Errorf("the pages showed %d matches, want 451", len(seen))
+	}
+	_, body := m.get("/browse/hay@1.0.0/src/?grep=needle&include=*.js")
+	hits := hit.FindAllStringSubmatch(string(body), -1)
+	if len(hits) == 0 {
+		t.Error("include *.js under src/ found nothing; src/deep/stack.js matches")
+	}
+	for _, h := range hits {
+		if !strings.Contains(h[1], "/src/deep/stack.js") {
+			t.Errorf("include *.js under src/ gave %s", h[1])
+		}
 	}
 }

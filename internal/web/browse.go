@@ -229,6 +229,7 @@ type grepData struct {
 	Files                  []grepFile
 	Matches                int
 	Truncated              string
+	Next                   string // the page of the following matches
 	Error                  string
 }
 
@@ -260,14 +261,20 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 		r.Include = append(r.Include, folder+"/**")
 	}
 	if g.Include != "" {
-		if folder != "" {
+		switch {
+		case folder == "":
+			r.Include = []string{g.Include}
+		case strings.Contains(g.Include, "/"):
 			// Both must hold: the folder and the user's glob, as the
 			// path under the folder.
 			r.Include = []string{path.Join(folder, g.Include)}
-		} else {
-			r.Include = append(r.Include, g.Include)
+		default:
+			// A glob without a slash names files at any depth (ripgrep's
+			// -g, as the API reads include): at any depth under folder.
+			r.Include = []string{folder + "/**/" + g.Include}
 		}
 	}
+	r.Cursor = c.QueryParam("cursor")
 	res, err := p.d.Packages.Grep(c.Request().Context(), r)
 	if err != nil {
 		cl := explore.Classify(err)
@@ -286,8 +293,8 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 		}
 		f := &g.Files[len(g.Files)-1]
 		text := m.Text
-		if len(text) > p.lim.LineWidth {
-			text = text[:p.lim.LineWidth] + " …"
+		if l := cutLine([]byte(text), len(text), p.lim.LineWidth); l.Cut > 0 {
+			text = l.Text + " …"
 		}
 		href := f.Href + "#L" + strconv.Itoa(m.Line)
 		if m.Line > p.lim.PageLines {
@@ -298,6 +305,12 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 	g.Matches = len(res.Matches)
 	if res.Truncated {
 		g.Truncated = res.TruncatedBy
+	}
+	if res.Next != nil {
+		// The API's next, as this page's own URL: the rest of the matches.
+		q := c.QueryParams()
+		q.Set("cursor", res.Next.Cursor)
+		g.Next = c.Request().URL.Path + "?" + q.Encode()
 	}
 	return g
 }
