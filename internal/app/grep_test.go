@@ -126,7 +126,7 @@ func TestGrepIndexIsStoredAndShared(t *testing.T) {
 	// The first grep of a version is answered from a scan index while the
 	// full one builds behind it (search.Options.ScanFirst): join that
 	// build before looking for it in the store.
-	if _, err := m.app.searcher.Ensure(t.Context(), "icons", "1.0.0"); err != nil {
+	if err := m.app.EnsureIndex(t.Context(), "icons", "1.0.0"); err != nil {
 		t.Fatalf("the full index build: %v", err)
 	}
 	m2 := newMirror(t, pg, func(c *config.Config) { c.DatabaseURL = dbURL })

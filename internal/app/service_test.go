@@ -282,7 +282,7 @@ func TestMetricsSeries(t *testing.T) {
 	m.do("GET", "/v1/npm/lib@1.0.0/index.js", "", "")
 	// The first grep was answered from a scan index while the full one
 	// builds behind it: join that build, whose metric is checked below.
-	if _, err := m.app.searcher.Ensure(t.Context(), "big", "1.0.0"); err != nil {
+	if err := m.app.EnsureIndex(t.Context(), "big", "1.0.0"); err != nil {
 		t.Fatalf("the full index build: %v", err)
 	}
 	rec := m.do("GET", "/metrics", goodToken, "")
