@@ -4,29 +4,24 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/pkgscope/pkgscope/internal/breaker"
 )
 
-// Breaker is a circuit breaker for Redis commands. Closed, it
-// admits every command. The first failure opens it: for Cooldown every
-// command fails at once with ErrUnavailable. After that, one command at a
-// time is admitted as a probe; its success closes the breaker, its failure
-// opens it for another Cooldown. It logs once when an incident starts and
-// once when it ends.
+// Breaker is a circuit breaker for Redis commands (internal/breaker's,
+// opening at the first failure). Closed, it admits every command. The
+// first failure opens it: for Cooldown every command fails at once with
+// ErrUnavailable. After that, one command at a time is admitted as a
+// probe; its success closes the breaker, its failure opens it for another
+// Cooldown. It logs once when an incident starts and once when it ends.
 type Breaker struct {
+	b        *breaker.Breaker
 	cooldown time.Duration
-	now      func() time.Time
 	log      *slog.Logger
-
-	mu      sync.Mutex
-	open    bool
-	since   time.Time // start of the incident
-	until   time.Time // no probe before this
-	probing bool
 
 	failures, rejected, incidents atomic.Uint64
 }
@@ -34,55 +29,39 @@ type Breaker struct {
 // NewBreaker returns a closed breaker. now nil is time.Now; log nil
 // discards.
 func NewBreaker(cooldown time.Duration, now func() time.Time, log *slog.Logger) *Breaker {
-	if now == nil {
-		now = time.Now
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Breaker{cooldown: cooldown, now: now, log: log}
+	return &Breaker{b: breaker.New(breaker.Options{Failures: 1, Cooldown: cooldown, Now: now}), cooldown: cooldown, log: log}
 }
 
 // Allow admits a command, or returns ErrUnavailable while open. An
 // admitted command must be reported with ReportResult.
 func (b *Breaker) Allow() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.open {
-		return nil
-	}
-	if b.probing || b.now().Before(b.until) {
+	if _, err := b.b.Allow(); err != nil {
 		b.rejected.Add(1)
 		return ErrUnavailable
 	}
-	b.probing = true
 	return nil
 }
 
-// ReportResult records the outcome of an admitted command.
+// ReportResult records the outcome of an admitted command. Any report
+// frees the probe slot: commands are not told apart, and the next one
+// after a report may probe.
 func (b *Breaker) ReportResult(err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, ErrUnavailable):
-		// The caller gave up: says nothing about Redis. A probe slot is
-		// freed so the next command probes.
-		b.probing = false
+		// The caller gave up: says nothing about Redis.
+		b.b.Record(true, breaker.Neutral, nil)
 	case failed(err):
 		b.failures.Add(1)
-		now := b.now()
-		b.until = now.Add(b.cooldown)
-		b.probing = false
-		if !b.open {
-			b.open, b.since = true, now
+		if b.b.Record(true, breaker.Failure, err).Opened {
 			b.incidents.Add(1)
 			b.log.Warn("redis unavailable: serving without it", "err", err, "retry_in", b.cooldown)
 		}
 	default:
-		b.probing = false
-		if b.open {
-			b.open = false
-			b.log.Info("redis reachable again", "outage", b.now().Sub(b.since).Round(time.Millisecond))
+		if ch := b.b.Record(true, breaker.Success, nil); ch.Closed {
+			b.log.Info("redis reachable again", "outage", ch.Outage.Round(time.Millisecond))
 		}
 	}
 }
@@ -98,11 +77,7 @@ func failed(err error) bool {
 }
 
 // Open reports whether the breaker is skipping Redis now.
-func (b *Breaker) Open() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.open
-}
+func (b *Breaker) Open() bool { return b.b.IsOpen() }
 
 // BreakerStats are counters since start.
 type BreakerStats struct {

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/breaker"
 )
 
 // ErrCircuitOpen means a request was not sent because its host's circuit
@@ -23,29 +25,19 @@ var ErrCircuitOpen = errors.New("circuit breaker open")
 // or open again for a whole cooldown.
 const probeRetryAfter = time.Second
 
-// breakers keeps one circuit breaker per registry host ("host:port").
-// A host is closed (requests go through) until threshold consecutive
-// failures; then open for cooldown (requests are refused at once); then
-// half-open: one request goes through as a probe, whose success closes
-// the breaker and whose failure opens it for another cooldown.
+// breakers keeps one circuit breaker per registry host ("host:port")
+// (internal/breaker's Set). A host is closed (requests go through) until
+// threshold consecutive failures; then open for cooldown (requests are
+// refused at once); then half-open: one request goes through as a probe,
+// whose success closes the breaker and whose failure opens it for another
+// cooldown.
 //
 // Entries exist only for hosts that have failed since their last success,
 // and hosts are the registries and AllowedTarballHosts (dist.tarball is
 // checked before the breaker), so the map stays small.
 type breakers struct {
-	threshold int // <= 0: off
-	cooldown  time.Duration
-	now       func() time.Time
-
-	mu    sync.Mutex
-	hosts map[string]*breakerState
-}
-
-type breakerState struct {
-	failures  int       // consecutive, since the last success
-	openUntil time.Time // when the current cooldown ends; zero while closed
-	probing   bool      // the half-open probe is in flight
-	last      string    // the last failure, for the refusal's message
+	set      *breaker.Set[string]
+	cooldown time.Duration
 }
 
 // breakerKey is the breaker of u's host: "host:port" with the scheme's
@@ -58,20 +50,20 @@ func breakerKey(u *url.URL) string {
 }
 
 // outcome is what a finished request says about its host's health.
-type outcome int
+type outcome = breaker.Outcome
 
 const (
 	// neutral: says nothing (the caller gave up, the request was never
 	// sent); it only frees the probe slot.
-	neutral outcome = iota
+	neutral = breaker.Neutral
 	// healthy: the host answered over HTTP.
-	healthy
+	healthy = breaker.Success
 	// failed: no answer, a cut body, or a 429.
-	failed
+	failed = breaker.Failure
 )
 
 func newBreakers(threshold int, cooldown time.Duration, now func() time.Time) *breakers {
-	return &breakers{threshold: threshold, cooldown: cooldown, now: now, hosts: map[string]*breakerState{}}
+	return &breakers{set: breaker.NewSet[string](breaker.Options{Failures: threshold, Cooldown: cooldown, Now: now}), cooldown: cooldown}
 }
 
 // allow asks to send one request to host. It returns a done func that must
@@ -79,59 +71,32 @@ func newBreakers(threshold int, cooldown time.Duration, now func() time.Time) *b
 // breaker is open or its probe is in flight, an *UnavailableError wrapping
 // ErrCircuitOpen that the caller returns as it is.
 func (b *breakers) allow(host, what string) (done func(error), err error) {
-	if b.threshold <= 0 {
-		return func(error) {}, nil
+	probe, err := b.set.Allow(host)
+	var oe *breaker.OpenError
+	if errors.As(err, &oe) {
+		retry := probeRetryAfter
+		if oe.Wait > 0 {
+			retry = oe.Wait.Round(time.Second)
+		}
+		return nil, b.refusal(what, oe, retry)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.hosts[host]
-	if s == nil || s.failures < b.threshold {
-		return b.doneFunc(host, false), nil
-	}
-	now := b.now()
-	if left := s.openUntil.Sub(now); left > 0 {
-		return nil, b.refusal(host, what, s, left.Round(time.Second))
-	}
-	if s.probing {
-		return nil, b.refusal(host, what, s, probeRetryAfter)
-	}
-	s.probing = true
-	return b.doneFunc(host, true), nil
+	var once sync.Once
+	return func(err error) {
+		once.Do(func() {
+			var why error
+			if err != nil {
+				why = errors.New(truncate(err.Error()))
+			}
+			b.set.Record(host, probe, classify(err), why)
+		})
+	}, nil
 }
 
-func (b *breakers) refusal(host, what string, s *breakerState, retry time.Duration) error {
+func (b *breakers) refusal(what string, oe *breaker.OpenError, retry time.Duration) error {
 	retry = max(retry, time.Second) // Retry-After is whole seconds; 0 would invite a hammering
 	return &UnavailableError{RetryAfter: retry, Err: fmt.Errorf(
-		"%s: %w for its host after %d consecutive failures (Config.BreakerFailures), last: %s; next attempt in %s (Config.BreakerCooldown %s)",
-		what, ErrCircuitOpen, s.failures, s.last, retry, b.cooldown)}
-}
-
-func (b *breakers) doneFunc(host string, probe bool) func(error) {
-	var once sync.Once
-	return func(err error) { once.Do(func() { b.record(host, probe, err) }) }
-}
-
-func (b *breakers) record(host string, probe bool, err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.hosts[host]
-	if probe && s != nil {
-		s.probing = false
-	}
-	switch classify(err) {
-	case healthy:
-		delete(b.hosts, host)
-	case failed:
-		if s == nil {
-			s = &breakerState{}
-			b.hosts[host] = s
-		}
-		s.failures++
-		s.last = truncate(err.Error())
-		if s.failures >= b.threshold {
-			s.openUntil = b.now().Add(b.cooldown)
-		}
-	}
+		"%s: %w for its host after %d consecutive failures (Config.BreakerFailures), last: %v; next attempt in %s (Config.BreakerCooldown %s)",
+		what, ErrCircuitOpen, oe.Failures, oe.Last, retry, b.cooldown)}
 }
 
 // classify reads a request's error as news about its host. Only the

@@ -12,11 +12,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/pkgscope/pkgscope/internal/breaker"
 	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
@@ -70,10 +70,10 @@ type mdnClient struct {
 	log   *slog.Logger
 	cache *lru.Cache[string, any] // a nil value is a cached "not found"
 	group singleflight.Group
-
-	mu        sync.Mutex
-	downUntil time.Time
-	downWhy   string
+	// down is open for Cooldown after a failure; then any number of
+	// requests go through again (a doc's fetches are single-flighted
+	// already).
+	down *breaker.Breaker
 }
 
 func newMDNClient(opt MDNOptions, hc *http.Client, log *slog.Logger) *mdnClient {
@@ -102,7 +102,8 @@ func newMDNClient(opt MDNOptions, hc *http.Client, log *slog.Logger) *mdnClient 
 		}
 		return nil
 	}
-	return &mdnClient{base: base, host: host, http: c, opt: opt, log: log, cache: lru.New[string, any](opt.CacheBytes, lru.Options{MaxEntryCost: opt.CacheBytes / 4})}
+	return &mdnClient{base: base, host: host, http: c, opt: opt, log: log, cache: lru.New[string, any](opt.CacheBytes, lru.Options{MaxEntryCost: opt.CacheBytes / 4}),
+		down: breaker.New(breaker.Options{Failures: 1, Cooldown: opt.Cooldown, Probes: -1})}
 }
 
 // errNotOnMDN is a page MDN answers 404 for.
@@ -110,10 +111,12 @@ var errNotOnMDN = errors.New("MDN has no such page (404)")
 
 // open reports whether MDN may be asked now, or why not.
 func (c *mdnClient) open() (bool, string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if time.Now().Before(c.downUntil) {
-		return false, c.downWhy
+	if _, err := c.down.Allow(); err != nil {
+		var oe *breaker.OpenError
+		if errors.As(err, &oe) {
+			return false, downWhy(oe.Last, oe.Until)
+		}
+		return false, err.Error()
 	}
 	return true, ""
 }
@@ -121,15 +124,17 @@ func (c *mdnClient) open() (bool, string) {
 // trip records a failure: MDN is not asked again for Cooldown. The
 // failure is logged here, once per trip.
 func (c *mdnClient) trip(err error) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.downUntil = time.Now().Add(c.opt.Cooldown)
+	ch := c.down.Record(false, breaker.Failure, err)
 	// The note a caller reads says what failed in words (err names no
 	// URL or address: see getJSON); the log has the base URL and the
 	// transport's own text.
-	c.downWhy = fmt.Sprintf("MDN unreachable: %v; not asked again until %s", err, c.downUntil.UTC().Format(time.RFC3339))
 	c.log.Warn("mdn unavailable", "base", c.base, "err", err, "detail", upstream.Detail(err), "cooldown", c.opt.Cooldown)
-	return c.downWhy
+	return downWhy(err, ch.Until)
+}
+
+// downWhy is the note a caller reads while MDN is left alone.
+func downWhy(err error, until time.Time) string {
+	return fmt.Sprintf("MDN unreachable: %v; not asked again until %s", err, until.UTC().Format(time.RFC3339))
 }
 
 // doc returns MDN's page at path (an "/en-US/docs/..." path), from the
@@ -158,11 +163,13 @@ func (c *mdnClient) doc(ctx context.Context, path string) (*mdnDoc, error) {
 		status, err := c.getJSON(fctx, c.base+escapePath(path)+"/index.json", &raw)
 		switch {
 		case status == http.StatusNotFound:
+			c.down.Record(false, breaker.Success, nil)
 			c.put(key, nil, len(key))
 			return nil, errNotOnMDN
 		case err != nil:
 			return nil, errors.New(c.trip(err))
 		}
+		c.down.Record(false, breaker.Success, nil)
 		d := &mdnDoc{title: raw.Doc.Title, summary: raw.Doc.Summary, markdown: renderSections(raw.Doc.Title, raw.Doc.Body)}
 		c.put(key, d, len(key)+len(d.markdown)+len(d.summary)+len(d.title))
 		if d.summary != "" {
@@ -208,6 +215,7 @@ func (c *mdnClient) summaries(ctx context.Context, q string, size int) map[strin
 		}
 		return nil
 	}
+	c.down.Record(false, breaker.Success, nil)
 	m := map[string]string{}
 	n := len(key)
 	for _, d := range raw.Documents {
