@@ -47,8 +47,8 @@ func TestCircuit(t *testing.T) {
 		{"opens at the threshold, not before", Options{Failures: 3, Cooldown: 10 * time.Second}, []step{
 			record(0, false, Failure), record(0, false, Failure), allow(0, true, false, 0),
 			opened(record(1, false, Failure)),
-			allow(1, false, false, 10 * time.Second),
-			allow(5, false, false, 6 * time.Second),
+			allow(1, false, false, 10*time.Second),
+			allow(5, false, false, 6*time.Second),
 		}},
 		{"a success between failures starts the count again", Options{Failures: 2, Cooldown: time.Minute}, []step{
 			record(0, false, Failure), record(0, false, Success), record(0, false, Failure),
@@ -66,7 +66,7 @@ func TestCircuit(t *testing.T) {
 			record(0, false, Failure), opened(record(0, false, Failure)),
 			allow(10, true, true, 0),
 			record(11, true, Failure),
-			allow(11, false, false, 10 * time.Second),
+			allow(11, false, false, 10*time.Second),
 			allow(21, true, true, 0),
 			closed(record(21, true, Success), 21*time.Second),
 		}},
@@ -79,7 +79,7 @@ func TestCircuit(t *testing.T) {
 		{"a failure while open extends the cooldown", Options{Failures: 1, Cooldown: 10 * time.Second}, []step{
 			opened(record(0, false, Failure)),
 			record(5, false, Failure), // a request admitted before the circuit opened
-			allow(10, false, false, 5 * time.Second),
+			allow(10, false, false, 5*time.Second),
 		}},
 		{"two probes at once", Options{Failures: 1, Cooldown: 10 * time.Second, Probes: 2}, []step{
 			opened(record(0, false, Failure)),
@@ -87,10 +87,10 @@ func TestCircuit(t *testing.T) {
 		}},
 		{"any number after the cooldown", Options{Failures: 1, Cooldown: 10 * time.Second, Probes: -1}, []step{
 			opened(record(0, false, Failure)),
-			allow(3, false, false, 7 * time.Second),
+			allow(3, false, false, 7*time.Second),
 			allow(10, true, false, 0), allow(10, true, false, 0), allow(10, true, false, 0),
 			record(11, false, Failure),
-			allow(11, false, false, 10 * time.Second),
+			allow(11, false, false, 10*time.Second),
 		}},
 		{"off below one failure", Options{Failures: 0, Cooldown: 10 * time.Second}, []step{
 			record(0, false, Failure), record(0, false, Failure), allow(0, true, false, 0),
