@@ -140,3 +140,38 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenFileSkipChecksum: SkipChecksum skips only the checksum; a file
+// whose tables are bad is still refused.
+func TestOpenFileSkipChecksum(t *testing.T) {
+	good := smallIndex(t)
+	open := func(data []byte, skip bool) error {
+		path := filepath.Join(t.TempDir(), "x.idx")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ix, err := OpenFile(f, OpenOptions{SkipChecksum: skip})
+		if err == nil {
+			ix.Close()
+		}
+		return err
+	}
+	b := bytes.Clone(good)
+	binary.LittleEndian.PutUint32(b[len(b)-4:], ^binary.LittleEndian.Uint32(b[len(b)-4:])) // a wrong checksum only
+	if err := open(b, false); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("wrong checksum, checked: %v, want ErrCorrupt", err)
+	}
+	if err := open(b, true); err != nil {
+		t.Errorf("wrong checksum, skipped: %v, want it opened", err)
+	}
+	b = bytes.Clone(good)
+	binary.LittleEndian.PutUint32(b[8:], FormatVersion+1)
+	if err := open(b, true); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("bad format version with the checksum skipped: %v, want ErrCorrupt", err)
+	}
+}

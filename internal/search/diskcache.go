@@ -29,12 +29,32 @@ type diskCache struct {
 	total int64
 	lru   *list.List // of *diskFile, most recent first
 	files map[string]*list.Element
+	// racyWindow is how old a file's change time must be for its identity
+	// to be trusted (verify).
+	racyWindow time.Duration
 }
+
+// racyWindow is diskCache.racyWindow: twice the coarsest common timestamp
+// grain (ext3 and FAT stamp whole seconds, FAT's mtime two).
+const racyWindow = 4 * time.Second
 
 type diskFile struct {
 	path string
 	size int64
+	// id is the file's identity when this node last checked its checksum
+	// (verified.go); checked is false until then.
+	id      fileID
+	checked bool
+	// touched is when touch last set the file's mtime.
+	touched time.Time
 }
+
+// touchEvery is how often touch sets a file's mtime. The order of use
+// survives a restart to within that (in memory it stays exact), which is
+// fine grain for a cache of gigabytes; and each touch changes the file's
+// identity (verified.go), leaving an instant in which a write could go
+// unseen and making the next open within racyWindow check it in full.
+const touchEvery = 10 * time.Minute
 
 // tmpMaxAge is how old a temporary file must be before a starting
 // Searcher removes it as left by a crash: older than any build or fetch
@@ -46,7 +66,7 @@ const tmpMaxAge = 6 * time.Hour
 // are never read again) and stale temporary files, and orders the rest by
 // last use.
 func openDiskCache(dir string, max int64, log *slog.Logger) *diskCache {
-	c := &diskCache{log: log, max: max, lru: list.New(), files: map[string]*list.Element{}}
+	c := &diskCache{log: log, max: max, lru: list.New(), files: map[string]*list.Element{}, racyWindow: racyWindow}
 	if dir == "" {
 		return c
 	}
@@ -82,7 +102,7 @@ func openDiskCache(dir string, max int64, log *slog.Logger) *diskCache {
 	}
 	sort.Slice(keep, func(i, j int) bool { return keep[i].used.Before(keep[j].used) })
 	for _, f := range keep {
-		c.files[f.path] = c.lru.PushFront(&diskFile{f.path, f.size})
+		c.files[f.path] = c.lru.PushFront(&diskFile{path: f.path, size: f.size})
 		c.total += f.size
 	}
 	c.mu.Lock()
@@ -99,26 +119,68 @@ func (c *diskCache) add(path string, size int64) {
 		c.total -= e.Value.(*diskFile).size
 		c.lru.Remove(e)
 	}
-	e := c.lru.PushFront(&diskFile{path, size})
+	e := c.lru.PushFront(&diskFile{path: path, size: size, touched: time.Now()})
 	c.files[path] = e
 	c.total += size
 	c.evict(e)
 }
 
-// touch records a use of path (opened from the cache).
-func (c *diskCache) touch(path string, size int64) {
+// touch records a use of path (opened from the cache). It reports whether
+// it set the file's mtime (at most once per touchEvery).
+func (c *diskCache) touch(path string, size int64) bool {
 	now := time.Now()
-	_ = os.Chtimes(path, now, now)
+	c.mu.Lock()
+	e := c.files[path]
+	if e == nil { // written by another process sharing the directory
+		e = c.lru.PushFront(&diskFile{path: path, size: size})
+		c.files[path] = e
+		c.total += size
+		c.evict(e)
+	}
+	c.lru.MoveToFront(e)
+	f := e.Value.(*diskFile)
+	stale := now.Sub(f.touched) >= touchEvery
+	if stale {
+		f.touched = now
+	}
+	c.mu.Unlock()
+	if stale {
+		_ = os.Chtimes(path, now, now)
+	}
+	return stale
+}
+
+// verified reports whether path is tracked and had identity id when this
+// node last checked it.
+func (c *diskCache) verified(path string, id fileID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.files[path]
+	return e != nil && e.Value.(*diskFile).checked && e.Value.(*diskFile).id == id
+}
+
+// verify records that path, with identity id, passed its checksum. An
+// identity whose change time is within racyWindow of now is not recorded
+// (the file is checked again on its next open): the kernel stamps times
+// from a clock that ticks every few milliseconds (a second or two on some
+// filesystems), so a write in the same tick as the check would leave the
+// identity unchanged — git's "racily clean" index entries, same cure.
+func (c *diskCache) verify(path string, id fileID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.files[path]; e != nil {
-		c.lru.MoveToFront(e)
-		return
+		f := e.Value.(*diskFile)
+		f.id, f.checked = id, time.Now().UnixNano()-id.ctime >= int64(c.racyWindow)
 	}
-	// Written by another process sharing the directory.
-	c.files[path] = c.lru.PushFront(&diskFile{path, size})
-	c.total += size
-	c.evict(c.files[path])
+}
+
+// unverify forgets path's identity: it failed to open.
+func (c *diskCache) unverify(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.files[path]; e != nil {
+		e.Value.(*diskFile).checked = false
+	}
 }
 
 // bytes is the total size of the tracked files.

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -109,6 +110,9 @@ type Searcher struct {
 	// ones, so Close can wait for them before the store is closed.
 	loads  sync.WaitGroup
 	closed bool
+	// checksums counts local files opened with a full checksum check
+	// (verified.go), for tests.
+	checksums atomic.Int64
 }
 
 // errClosed answers a search or build asked of a closed Searcher.
@@ -409,9 +413,8 @@ func (s *Searcher) background(name, version string) {
 func (s *Searcher) stored(ctx context.Context, name, version string) (*index.Index, error) {
 	if s.opt.Dir != "" {
 		path := s.localPath(name, version)
-		ix, err := index.Open(path)
+		ix, err := s.openLocal(path)
 		if err == nil {
-			s.disk.touch(path, ix.Stats().IndexBytes)
 			return ix, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
@@ -603,5 +606,6 @@ func (s *Searcher) publishLocal(path string, sp *spool) (*index.Index, error) {
 	}
 	sp.renamed = true
 	s.disk.add(path, sp.n)
+	s.verifyPublished(path, sp.f)
 	return ix, nil
 }

@@ -220,3 +220,97 @@ func TestLaterBuildsInBackground(t *testing.T) {
 		t.Errorf("background build did not store the index: %v", err)
 	}
 }
+
+// TestReopenSkipsChecksumOfCheckedFile: an index evicted from the open
+// set and reopened from the local disk is not checksummed again while its
+// file is the one this node checked (a project grep reopens hundreds of
+// indexes, and the checksum was most of its time); a file written in
+// place after the check is checked in full again, caught and replaced.
+func TestReopenSkipsChecksumOfCheckedFile(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "alpha\n"})
+	publish(t, st, "b", "1.0.0", map[string]string{"x.js": "beta\n"})
+	dir := t.TempDir()
+	s := newSearcher(t, st, dir, 1) // room for one: a and b evict each other
+	// Trust a file checked this very instant (the racy case has its own
+	// test); the change below moves mtime far away, so it is seen.
+	s.disk.racyWindow = 0
+	for range 3 {
+		if got := grep(t, s, "a", "1.0.0", "alpha"); len(got) != 1 {
+			t.Fatalf("grep a: %q", got)
+		}
+		if got := grep(t, s, "b", "1.0.0", "beta"); len(got) != 1 {
+			t.Fatalf("grep b: %q", got)
+		}
+	}
+	if n := s.checksums.Load(); n != 0 {
+		t.Errorf("%d reopens checked the checksum of a file this node published and checked", n)
+	}
+
+	// A second searcher on the same directory has checked nothing yet:
+	// its first open of each file checks it, later ones do not.
+	s2 := newSearcher(t, st, dir, 1)
+	s2.disk.racyWindow = 0
+	for range 3 {
+		grep(t, s2, "a", "1.0.0", "alpha")
+		grep(t, s2, "b", "1.0.0", "beta")
+	}
+	if n := s2.checksums.Load(); n != 2 {
+		t.Errorf("a fresh searcher checked %d times, want once per file (2)", n)
+	}
+
+	// Flip one byte in place (same size, same inode): the identity
+	// changed, so the reopen checks in full, finds it corrupt and
+	// fetches the index from the store again.
+	path := s2.localPath("a", "1.0.0")
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, 40); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x5a
+	if _, err := f.WriteAt(b, 40); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// The kernel stamps the write from a coarse clock, possibly the very
+	// tick recorded at the check (TestRacyCheckIsRepeated covers that);
+	// an editor or copy sets a time of its own.
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before := s2.checksums.Load()
+	if got := grep(t, s2, "a", "1.0.0", "alpha"); len(got) != 1 {
+		t.Fatalf("grep a after its file changed: %q", got)
+	}
+	if n := s2.checksums.Load() - before; n != 1 {
+		t.Errorf("the changed file was checked %d times on reopen, want 1", n)
+	}
+	if _, err := index.Open(path); err != nil {
+		t.Errorf("changed local file not replaced with a good one: %v", err)
+	}
+}
+
+// TestRacyCheckIsRepeated: a file whose change time is as recent as its
+// check may yet be written within the same clock tick without changing
+// its identity, so it is not trusted: it is checked again on each reopen
+// until its change time is older than racyWindow.
+func TestRacyCheckIsRepeated(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": "alpha\n"})
+	publish(t, st, "b", "1.0.0", map[string]string{"x.js": "beta\n"})
+	s := newSearcher(t, st, t.TempDir(), 1)
+	s.disk.racyWindow = 24 * time.Hour // every file here is racy
+	for range 3 {
+		grep(t, s, "a", "1.0.0", "alpha")
+		grep(t, s, "b", "1.0.0", "beta")
+	}
+	// Published (checked, not trusted), then reopened twice each.
+	if n := s.checksums.Load(); n != 4 {
+		t.Errorf("racy files were checked %d times on reopen, want 4 (every reopen)", n)
+	}
+}
