@@ -16,6 +16,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/redislock"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
 	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -126,7 +127,8 @@ func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe fu
 // the embedded SQLite store under data-dir.
 func openStore(ctx context.Context, cfg config.Config, minConns int32) (store.Store, error) {
 	if cfg.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: max(postgres.DefaultOptions().MaxConns, minConns)})
+		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: max(postgres.DefaultOptions().MaxConns, minConns),
+			Codec: blobcodec.Config{Workers: cfg.CompressWorkers}})
 		if err != nil {
 			return nil, fmt.Errorf("opening the Postgres store: %w", err)
 		}
@@ -135,7 +137,7 @@ func openStore(ctx context.Context, cfg config.Config, minConns int32) (store.St
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data-dir: %w", err)
 	}
-	st, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{})
+	st, err := sqlite.Open(ctx, cfg.DataDir, sqlite.Options{Codec: blobcodec.Config{Workers: cfg.CompressWorkers}})
 	if err != nil {
 		return nil, fmt.Errorf("opening the embedded store in %s: %w", cfg.DataDir, err)
 	}

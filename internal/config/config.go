@@ -115,6 +115,10 @@ type Config struct {
 	MaxFiles         int
 	MaxEntries       int
 	MaxFileBytes     int64
+	// CompressWorkers is how many file bodies the store compresses at
+	// once while writing them, across all ingests
+	// (blobcodec.Config.Workers; default one per core).
+	CompressWorkers int
 
 	// Read: DefaultReadLimit lines when none is asked, at most
 	// MaxReadLimit; lines wider than MaxLineWidth bytes are cut with a
@@ -330,6 +334,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxFiles, "max-files", "most regular files in a package")
 	b.Int(&c.MaxEntries, "max-entries", "most tar entries in a package")
 	b.Bytes(&c.MaxFileBytes, "max-file-bytes", "largest single file")
+	b.Int(&c.CompressWorkers, "compress-workers", "file bodies the store compresses at once while ingesting (default: one per core)")
 
 	b.Int(&c.DefaultReadLimit, "default-read-limit", "lines a read returns when no limit is asked")
 	b.Int(&c.MaxReadLimit, "max-read-limit", "most lines one read may ask for")
@@ -445,6 +450,7 @@ func (c Config) Validate() error {
 	positive("max-files", int64(c.MaxFiles))
 	positive("max-entries", int64(c.MaxEntries))
 	positive("max-file-bytes", c.MaxFileBytes)
+	positive("compress-workers", int64(c.CompressWorkers))
 	positive("default-read-limit", int64(c.DefaultReadLimit))
 	positive("max-read-limit", int64(c.MaxReadLimit))
 	positive("max-line-width", int64(c.MaxLineWidth))

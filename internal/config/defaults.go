@@ -14,6 +14,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
@@ -71,6 +72,7 @@ func Default() Config {
 		MaxFiles:         ing.MaxFiles,
 		MaxEntries:       ing.MaxEntries,
 		MaxFileBytes:     ing.MaxFileBytes,
+		CompressWorkers:  blobcodec.DefaultConfig().Workers,
 
 		DefaultReadLimit:    ex.DefaultReadLimit,
 		MaxReadLimit:        ex.MaxReadLimit,

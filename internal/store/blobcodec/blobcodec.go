@@ -7,7 +7,11 @@ package blobcodec
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -44,11 +48,16 @@ type Config struct {
 	// (PNG, WOFF2, .gz) come out of zstd within a percent or two of
 	// their size.
 	MinSavingPercent int
+	// Workers is how many bodies the Coder compresses at once, across
+	// every write of its store (EncodeEach). Default GOMAXPROCS:
+	// compression was ~50% of the CPU of a cold ingest of next@16.4.6,
+	// and one worker left the other core to gunzip alone.
+	Workers int
 }
 
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
-	return Config{Level: zstd.SpeedDefault, MinSize: 64, MinSavingPercent: 5}
+	return Config{Level: zstd.SpeedDefault, MinSize: 64, MinSavingPercent: 5, Workers: runtime.GOMAXPROCS(0)}
 }
 
 // withDefaults fills zero fields from DefaultConfig.
@@ -57,6 +66,7 @@ func (c Config) withDefaults() Config {
 	c.Level = cmp.Or(c.Level, d.Level)
 	c.MinSize = cmp.Or(c.MinSize, d.MinSize)
 	c.MinSavingPercent = cmp.Or(c.MinSavingPercent, d.MinSavingPercent)
+	c.Workers = cmp.Or(c.Workers, d.Workers)
 	return c
 }
 
@@ -67,12 +77,16 @@ type Coder struct {
 	cfg Config
 	enc *zstd.Encoder
 	dec *zstd.Decoder
+	// workers holds a token per body being compressed by EncodeEach:
+	// Workers at most, however many writes run at once.
+	workers chan struct{}
+	scratch sync.Pool // of *[]byte, frames are encoded into before copying out
 }
 
 // New returns a Coder for cfg (zero fields take their defaults).
 func New(cfg Config) (*Coder, error) {
 	cfg = cfg.withDefaults()
-	if cfg.MinSize < 0 || cfg.MinSavingPercent < 0 || cfg.MinSavingPercent > 100 {
+	if cfg.MinSize < 0 || cfg.MinSavingPercent < 0 || cfg.MinSavingPercent > 100 || cfg.Workers < 0 {
 		return nil, fmt.Errorf("blobcodec: invalid config %+v", cfg)
 	}
 	enc, err := zstd.NewWriter(nil,
@@ -93,8 +107,12 @@ func New(cfg Config) (*Coder, error) {
 		enc.Close()
 		return nil, fmt.Errorf("blobcodec: new zstd decoder: %w", err)
 	}
-	return &Coder{cfg: cfg, enc: enc, dec: dec}, nil
+	return &Coder{cfg: cfg, enc: enc, dec: dec, workers: make(chan struct{}, cfg.Workers)}, nil
 }
+
+// maxScratch is the largest scratch buffer kept for the next Encode: a
+// frame of a bigger body gets a buffer of its own.
+const maxScratch = 4 << 20
 
 // Encode returns how to store body: either (Raw, body) or (Zstd, frame).
 // It compresses only bodies of at least MinSize bytes and keeps the frame
@@ -104,11 +122,87 @@ func (c *Coder) Encode(body []byte) (Codec, []byte) {
 		return Raw, body
 	}
 	limit := len(body) - len(body)*c.cfg.MinSavingPercent/100
-	out := c.enc.EncodeAll(body, make([]byte, 0, limit))
-	if len(out) >= limit {
-		return Raw, body
+	// The frame is encoded into a reused buffer and copied out at its
+	// size: a fresh buffer of limit bytes was cleared for every body
+	// (9% of a cold ingest's CPU) and held about 4x the frame until the
+	// write.
+	sp, _ := c.scratch.Get().(*[]byte)
+	if sp == nil {
+		sp = new([]byte)
 	}
-	return Zstd, out
+	out := c.enc.EncodeAll(body, (*sp)[:0])
+	codec, data := Raw, body
+	if len(out) < limit {
+		codec, data = Zstd, slices.Clone(out)
+	}
+	if cap(out) <= maxScratch {
+		*sp = out
+		c.scratch.Put(sp)
+	}
+	return codec, data
+}
+
+// EncodeEach encodes every blob's body with up to Workers compressing at
+// once, and calls fn with each result in the order of blobs (so a store
+// writes in its key order) as soon as it and those before it are ready:
+// fn's writes overlap the compression of the bodies after it. At most
+// 2*Workers results wait for fn at a time. It stops at the first error
+// of fn or of ctx and returns it.
+func (c *Coder) EncodeEach(ctx context.Context, blobs []store.Blob, fn func(b store.Blob, codec Codec, data []byte) error) error {
+	type result struct {
+		codec Codec
+		data  []byte
+		done  chan struct{}
+	}
+	results := make([]result, len(blobs))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	window := make(chan struct{}, 2*c.cfg.Workers) // results encoded or encoding, not yet given to fn
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(quit)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range blobs {
+			select {
+			case window <- struct{}{}:
+			case <-quit:
+				return
+			}
+			select {
+			case c.workers <- struct{}{}:
+			case <-quit:
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i].codec, results[i].data = c.Encode(blobs[i].Data)
+				<-c.workers
+				close(results[i].done)
+			}()
+		}
+	}()
+	for i := range results {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-results[i].done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		r := &results[i]
+		if err := fn(blobs[i], r.codec, r.data); err != nil {
+			return err
+		}
+		r.data = nil
+		<-window
+	}
+	return nil
 }
 
 // ErrCorrupt reports a stored body that does not decode to its recorded

@@ -2,11 +2,15 @@ package blobcodec
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -86,10 +90,100 @@ func TestDecodeCorrupt(t *testing.T) {
 }
 
 func TestInvalidConfig(t *testing.T) {
-	for _, cfg := range []Config{{MinSize: -1}, {MinSavingPercent: 101}} {
+	for _, cfg := range []Config{{MinSize: -1}, {MinSavingPercent: 101}, {Workers: -1}} {
 		if c, err := New(cfg); err == nil {
 			c.Close()
 			t.Errorf("New(%+v) accepted an invalid config", cfg)
 		}
+	}
+}
+
+// EncodeEach must hand fn every body in order, each encoded as Encode
+// would, with frames that stay intact after later encodes (they are
+// encoded into reused buffers and copied out).
+func TestEncodeEachInOrder(t *testing.T) {
+	var blobs []store.Blob
+	for i := range 300 {
+		var body []byte
+		switch i % 3 {
+		case 0:
+			body = bytes.Repeat(fmt.Appendf(nil, "export const v%d = %d;\n", i, i), 1+i*7)
+		case 1:
+			body = make([]byte, 100+i*13)
+			rand.Read(body)
+		default:
+			body = fmt.Appendf(nil, "%d", i) // under MinSize
+		}
+		blobs = append(blobs, store.Blob{Hash: store.HashOf(body), Data: body})
+	}
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			c, err := New(Config{Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			type got struct {
+				b     store.Blob
+				codec Codec
+				data  []byte
+			}
+			var all []got
+			err = c.EncodeEach(context.Background(), blobs, func(b store.Blob, codec Codec, data []byte) error {
+				all = append(all, got{b, codec, data})
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(all) != len(blobs) {
+				t.Fatalf("fn called %d times for %d blobs", len(all), len(blobs))
+			}
+			for i, g := range all {
+				if g.b.Hash != blobs[i].Hash {
+					t.Fatalf("result %d is blob %x, want %x: out of order", i, g.b.Hash[:4], blobs[i].Hash[:4])
+				}
+				if wantCodec, _ := c.Encode(blobs[i].Data); g.codec != wantCodec {
+					t.Errorf("blob %d: codec %d, Encode says %d", i, g.codec, wantCodec)
+				}
+				body, err := c.Decode(g.codec, int64(len(blobs[i].Data)), g.data)
+				if err != nil || !bytes.Equal(body, blobs[i].Data) {
+					t.Fatalf("blob %d does not decode to its body (err %v)", i, err)
+				}
+			}
+		})
+	}
+}
+
+// An error from fn stops EncodeEach: fn is not called again, the error is
+// returned, and no compressing goroutine outlives the call (goleak).
+func TestEncodeEachStopsAtFirstError(t *testing.T) {
+	c, err := New(Config{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	blobs := make([]store.Blob, 100)
+	for i := range blobs {
+		body := bytes.Repeat([]byte{byte(i)}, 10_000)
+		blobs[i] = store.Blob{Hash: store.HashOf(body), Data: body}
+	}
+	stop := errors.New("insert failed")
+	calls := 0
+	err = c.EncodeEach(context.Background(), blobs, func(store.Blob, Codec, []byte) error {
+		calls++
+		if calls == 5 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 5 {
+		t.Fatalf("err = %v after %d calls, want %v after 5", err, calls, stop)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = c.EncodeEach(ctx, blobs, func(store.Blob, Codec, []byte) error { return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v with a cancelled context, want context.Canceled", err)
 	}
 }

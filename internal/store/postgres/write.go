@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
 )
 
 // PutBlobs implements store.Writer.
@@ -15,8 +16,10 @@ import (
 // Bodies already stored are found first with one indexed lookup and are
 // neither compressed nor sent again: most files of a new version are
 // unchanged from the previous one, and compression is the costly step.
-// The rest go in multi-row INSERT ... ON CONFLICT DO NOTHING statements of
-// at most PutBlobsBatchBytes each, in hash order. The order matters: two
+// The rest are compressed blobcodec's Workers at once and go in multi-row
+// INSERT ... ON CONFLICT DO NOTHING statements of at most
+// PutBlobsBatchBytes each, in hash order, each sent while the bodies after
+// it compress. The order matters: two
 // ingests inserting overlapping sets in different orders could each hold
 // a key the other waits for and deadlock.
 func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
@@ -51,14 +54,15 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	}
 
 	var batch insertBatch
-	for _, b := range missing {
-		codec, data := s.coder.Encode(b.Data)
+	err = s.coder.EncodeEach(ctx, missing, func(b store.Blob, codec blobcodec.Codec, data []byte) error {
 		batch.add(b.Hash, int64(len(b.Data)), int16(codec), data)
-		if batch.bytes >= s.opts.PutBlobsBatchBytes {
-			if err := s.insertBlobs(ctx, &batch); err != nil {
-				return err
-			}
+		if batch.bytes < s.opts.PutBlobsBatchBytes {
+			return nil
 		}
+		return s.insertBlobs(ctx, &batch)
+	})
+	if err != nil {
+		return err
 	}
 	return s.insertBlobs(ctx, &batch)
 }
@@ -81,6 +85,7 @@ func (b *insertBatch) add(h store.Hash, size int64, codec int16, data []byte) {
 }
 
 func (b *insertBatch) reset() {
+	clear(b.data) // let go of the written frames
 	b.hashes, b.sizes, b.codecs, b.data = b.hashes[:0], b.sizes[:0], b.codecs[:0], b.data[:0]
 	b.bytes = 0
 }

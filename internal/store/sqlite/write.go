@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
 )
 
 // lookupChunk is how many hashes one "WHERE hash IN (...)" query checks.
@@ -20,9 +21,10 @@ const lookupChunk = 500
 // PutBlobs implements store.Writer.
 //
 // Bodies already stored are found first on a reader and skipped; the rest
-// are compressed before the writer is taken, then inserted (INSERT ... ON
+// are compressed, blobcodec's Workers at once, and inserted (INSERT ... ON
 // CONFLICT DO NOTHING, so a body another ingest stored meanwhile is a
-// no-op) in transactions of at most PutBlobsBatchBytes.
+// no-op) in transactions of at most PutBlobsBatchBytes, each written while
+// the bodies after it compress; the writer is held only for the inserts.
 func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	if len(blobs) == 0 {
 		return nil
@@ -32,21 +34,22 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: put blobs: find stored: %w", err)
 	}
+	missing := slices.DeleteFunc(blobs, func(b store.Blob) bool { return stored[b.Hash] })
 	var batch []row
 	batchBytes := 0
-	for _, b := range blobs {
-		if stored[b.Hash] {
-			continue
-		}
-		codec, data := s.coder.Encode(b.Data)
+	err = s.coder.EncodeEach(ctx, missing, func(b store.Blob, codec blobcodec.Codec, data []byte) error {
 		batch = append(batch, row{b.Hash, int64(len(b.Data)), int16(codec), data})
 		batchBytes += len(data)
-		if batchBytes >= s.opts.PutBlobsBatchBytes {
-			if err := s.insertBlobs(ctx, batch); err != nil {
-				return err
-			}
-			batch, batchBytes = batch[:0], 0
+		if batchBytes < s.opts.PutBlobsBatchBytes {
+			return nil
 		}
+		err := s.insertBlobs(ctx, batch)
+		clear(batch) // let go of the written frames
+		batch, batchBytes = batch[:0], 0
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return s.insertBlobs(ctx, batch)
 }
