@@ -22,6 +22,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -331,7 +332,7 @@ func TestResolveErrorsAreNotCached(t *testing.T) {
 	r := c.Resolver(registryResolver(t, reg, st, clk, time.Minute))
 	reg.Fail("pkg", http.StatusServiceUnavailable, "")
 	latest, _ := npmspec.ParseSpec("")
-	var ue *upstream.UnavailableError
+	var ue *unavailable.Error
 	if _, err := r.Resolve(ctx, "pkg", latest); !errors.As(err, &ue) {
 		t.Fatalf("Resolve with the registry down: %v", err)
 	}

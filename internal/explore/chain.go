@@ -19,7 +19,7 @@ import (
 type Versions interface {
 	// Packument returns name's dist-tags and versions as its registry
 	// lists them: an error wrapping upstream.ErrNotFound for no such
-	// package, *upstream.UnavailableError when the registry fails, a
+	// package, *unavailable.Error when the registry fails, a
 	// *NotFoundError when the mirror serves no metadata.
 	Packument(ctx context.Context, name string) (*upstream.Packument, error)
 	// Resolve returns the exact version spec resolves to; errors as

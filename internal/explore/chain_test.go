@@ -19,6 +19,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/resolve"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -116,9 +117,9 @@ func TestStoredHasNoFallback(t *testing.T) {
 	}
 	before := c.fj.TotalRequests()
 	_, err = c.svc.StoreOnly().Open(t.Context(), target)
-	var unav *upstream.UnavailableError
+	var unav *unavailable.Error
 	if !errors.As(err, &unav) {
-		t.Errorf("store-only chain: %v, want the registry's *UnavailableError", err)
+		t.Errorf("store-only chain: %v, want the registry's *unavailable.Error", err)
 	}
 	if n := c.fj.TotalRequests() - before; n != 0 {
 		t.Errorf("the store-only chain asked jsDelivr %d times", n)

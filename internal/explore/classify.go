@@ -10,6 +10,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -34,7 +35,7 @@ func Classify(err error) Class {
 		nf   *NotFoundError
 		lim  *LimitError
 		fb   *ForbiddenError
-		unav *upstream.UnavailableError
+		unav *unavailable.Error
 	)
 	switch {
 	case errors.As(err, &in), errors.Is(err, index.ErrBadPattern), errors.Is(err, index.ErrBadQuery):
@@ -52,6 +53,8 @@ func Classify(err error) Class {
 	case errors.Is(err, semver.ErrNoMatch):
 		return Class{Status: http.StatusNotFound, Code: "no_matching_version"}
 	case errors.As(err, &unav):
+		// The registry's or jsDelivr's (one shape): its text says what
+		// failed in words, never a URL or an address.
 		ra := unav.RetryAfter
 		if ra <= 0 {
 			ra = 30 * time.Second

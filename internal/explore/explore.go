@@ -37,7 +37,7 @@ import (
 type Resolver interface {
 	// Resolve returns an exact version, or an error wrapping
 	// upstream.ErrNotFound (no such package), semver.ErrNoMatch (no such
-	// version) or *upstream.UnavailableError.
+	// version) or *unavailable.Error.
 	Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -87,10 +88,11 @@ func newFallback(next Versions, fb Fallback, opt FallbackOptions) *fallback {
 }
 
 // registryDown reports a failure the fallback may answer for: the
-// registry unavailable, or the fill's own deadline (not the caller's).
+// registry unavailable (not another upstream: the fallback's own failure
+// is no reason to ask it), or the fill's own deadline (not the caller's).
 func registryDown(ctx context.Context, err error) bool {
-	var unav *upstream.UnavailableError
-	return ctx.Err() == nil && (errors.As(err, &unav) || errors.Is(err, context.DeadlineExceeded))
+	var unav *unavailable.Error
+	return ctx.Err() == nil && (errors.As(err, &unav) && unav.Source == unavailable.Registry || errors.Is(err, context.DeadlineExceeded))
 }
 
 func (l *fallback) Packument(ctx context.Context, name string) (*upstream.Packument, error) {

@@ -32,6 +32,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -260,7 +261,7 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		// The packument lists the version, so a 404 for its tarball is the
 		// registry lagging (a version published seconds ago), not a
 		// missing package: a retry will find it.
-		return &upstream.UnavailableError{Status: http.StatusNotFound, RetryAfter: 30 * time.Second,
+		return &unavailable.Error{Source: unavailable.Registry, Status: http.StatusNotFound, RetryAfter: 30 * time.Second,
 			Err: fmt.Errorf("the registry lists %s@%s but its tarball is not there yet", name, version)}
 	}
 	if err != nil {

@@ -9,7 +9,7 @@
 //
 // Errors: ErrNotFound only for a genuine 404; every other failure,
 // including jsDelivr's 403 for packages over its 150 MB limit, is an
-// *UnavailableError.
+// *unavailable.Error.
 package jsdelivr
 
 import (
@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -64,32 +65,12 @@ func DefaultConfig() Config {
 var ErrNotFound = errors.New("not found on jsDelivr")
 
 // ErrPackageTooLarge is jsDelivr's 403 for a package over its size limit
-// (150 MB for npm). It is wrapped in an *UnavailableError: the package
+// (150 MB for npm). It is wrapped in an *unavailable.Error: the package
 // exists, jsDelivr just will not serve it.
 var ErrPackageTooLarge = errors.New("package over jsDelivr's size limit")
 
 // ErrTooLarge is an answer over Config.MaxListingBytes or MaxFileBytes.
 var ErrTooLarge = errors.New("answer larger than the configured limit")
-
-// UnavailableError is any jsDelivr failure that is not a genuine 404: a
-// timeout, a refused connection, a 5xx or 429, its 403 for an oversized
-// package, a garbled answer.
-type UnavailableError struct {
-	// Status is the HTTP status jsDelivr answered, 0 when none.
-	Status int
-	// RetryAfter is jsDelivr's Retry-After, 0 when it sent none.
-	RetryAfter time.Duration
-	Err        error
-}
-
-func (e *UnavailableError) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("jsDelivr unavailable (HTTP %d): %v", e.Status, e.Err)
-	}
-	return fmt.Sprintf("jsDelivr unavailable: %v", e.Err)
-}
-
-func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Client calls jsDelivr. It is safe for concurrent use.
 type Client struct {
@@ -238,7 +219,7 @@ func (c *Client) getJSON(ctx context.Context, u, what string, out any) error {
 		return statusError(e.Status, e.Message, "", what)
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return &UnavailableError{Status: resp.StatusCode, Err: fmt.Errorf("%s: undecodable answer: %w", what, err)}
+		return &unavailable.Error{Source: unavailable.JSDelivr, Status: resp.StatusCode, Err: fmt.Errorf("%s: undecodable answer: %w", what, err)}
 	}
 	return nil
 }
@@ -284,9 +265,9 @@ func statusError(status int, msg, retryAfter, what string) error {
 	case http.StatusNotFound:
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	case http.StatusForbidden:
-		return &UnavailableError{Status: status, Err: fmt.Errorf("%s: %s: %w", what, msg, ErrPackageTooLarge)}
+		return &unavailable.Error{Source: unavailable.JSDelivr, Status: status, Err: fmt.Errorf("%s: %s: %w", what, msg, ErrPackageTooLarge)}
 	}
-	ue := &UnavailableError{Status: status, Err: fmt.Errorf("%s: jsDelivr answered %d %s", what, status, msg)}
+	ue := &unavailable.Error{Source: unavailable.JSDelivr, Status: status, Err: fmt.Errorf("%s: jsDelivr answered %d %s", what, status, msg)}
 	ue.RetryAfter, _ = upstream.ParseRetryAfter(retryAfter, time.Now())
 	return ue
 }
@@ -299,9 +280,9 @@ func transportError(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("%s: %w", what, cause)
 	}
 	if errors.Is(err, ErrRedirect) {
-		return &UnavailableError{Err: fmt.Errorf("%s: %w", what, ErrRedirect)}
+		return &unavailable.Error{Source: unavailable.JSDelivr, Err: fmt.Errorf("%s: %w", what, ErrRedirect)}
 	}
-	return &UnavailableError{Err: fmt.Errorf("%s: %w", what, upstream.InWords(err))}
+	return &unavailable.Error{Source: unavailable.JSDelivr, Err: fmt.Errorf("%s: %w", what, upstream.InWords(err))}
 }
 
 // readCapped reads a body of at most max bytes.

@@ -13,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/jsdelivr/fakejsdelivr"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 func newClient(t *testing.T, fj *fakejsdelivr.Server, tweak ...func(*jsdelivr.Config)) *jsdelivr.Client {
@@ -122,7 +123,7 @@ func TestErrorKinds(t *testing.T) {
 	if !errors.Is(err, jsdelivr.ErrNotFound) {
 		t.Errorf("unknown file: %v, want ErrNotFound", err)
 	}
-	var ue *jsdelivr.UnavailableError
+	var ue *unavailable.Error
 	for what, err := range map[string]error{
 		"listing": func() error { _, err := c.Listing(ctx, "lib", "1.0.0"); return err }(),
 		"file":    func() error { _, err := c.File(ctx, "lib", "1.0.0", "README.md", 0); return err }(),
@@ -165,7 +166,7 @@ func TestTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ue *jsdelivr.UnavailableError
+	var ue *unavailable.Error
 	if _, err := c.Resolve(t.Context(), "lib", "1"); !errors.As(err, &ue) {
 		t.Errorf("stuck jsDelivr: %v, want unavailable", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // FallbackOptions bound what the fallback fetches. A zero field takes its
@@ -123,7 +124,7 @@ func (f *Fallback) Resolve(ctx context.Context, name string, spec npmspec.Spec) 
 		return "", fmt.Errorf("%s@%s: %w", name, spec.Raw, errNoVersion)
 	}
 	if !semver.Valid(v) {
-		return "", &UnavailableError{Err: fmt.Errorf("resolving %s@%s: jsDelivr answered %q, not a version", name, spec.Raw, v)}
+		return "", &unavailable.Error{Source: unavailable.JSDelivr, Err: fmt.Errorf("resolving %s@%s: jsDelivr answered %q, not a version", name, spec.Raw, v)}
 	}
 	return v, nil
 }
@@ -142,18 +143,18 @@ func (f *Fallback) Files(ctx context.Context, name, version string) ([]store.Fil
 		return nil, err
 	}
 	if l.Name != name || l.Version != version {
-		return nil, &UnavailableError{Err: fmt.Errorf("listing %s: jsDelivr answered for %s@%s", key, l.Name, l.Version)}
+		return nil, &unavailable.Error{Source: unavailable.JSDelivr, Err: fmt.Errorf("listing %s: jsDelivr answered for %s@%s", key, l.Name, l.Version)}
 	}
 	files, err := l.StoreFiles()
 	if err != nil {
-		return nil, &UnavailableError{Err: err}
+		return nil, &unavailable.Error{Source: unavailable.JSDelivr, Err: err}
 	}
 	f.cache.Add(key, files, int64(len(files)))
 	return files, nil
 }
 
 // Read returns the body of file from the CDN, checked against the
-// listing's sha256 (a mismatch is an *UnavailableError: jsDelivr's two
+// listing's sha256 (a mismatch is an *unavailable.Error: jsDelivr's two
 // answers disagree).
 func (f *Fallback) Read(ctx context.Context, name, version string, file store.File) ([]byte, error) {
 	if err := f.public(name); err != nil {
@@ -171,7 +172,7 @@ func (f *Fallback) Read(ctx context.Context, name, version string, file store.Fi
 		}
 	}
 	if sha256.Sum256(b) != file.Hash {
-		return nil, &UnavailableError{Err: fmt.Errorf("%s of %s@%s: the CDN's bytes do not match the listing's sha256", file.Path, name, version)}
+		return nil, &unavailable.Error{Source: unavailable.JSDelivr, Err: fmt.Errorf("%s of %s@%s: the CDN's bytes do not match the listing's sha256", file.Path, name, version)}
 	}
 	return b, nil
 }

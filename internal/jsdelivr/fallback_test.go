@@ -13,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // grepFixture publishes "big": ten small files holding "needle", one
@@ -116,7 +117,7 @@ func TestFallbackReadChecksHashes(t *testing.T) {
 		t.Fatalf("read = %q, %v", b, err)
 	}
 	f.Hash[0] ^= 1
-	var ue *jsdelivr.UnavailableError
+	var ue *unavailable.Error
 	if _, err := fb.Read(t.Context(), "big", "1.0.0", f); !errors.As(err, &ue) {
 		t.Errorf("bytes not matching the listing: %v, want unavailable", err)
 	}

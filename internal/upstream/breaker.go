@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/breaker"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // ErrCircuitOpen means a request was not sent because its host's circuit
 // breaker is open: the host failed Config.BreakerFailures times in a row
 // and its Config.BreakerCooldown has not run out. It always comes inside
-// an *UnavailableError whose RetryAfter is the cooldown left.
+// an *unavailable.Error whose RetryAfter is the cooldown left.
 var ErrCircuitOpen = errors.New("circuit breaker open")
 
 // probeRetryAfter is what callers are told while the one probe request
@@ -68,7 +69,7 @@ func newBreakers(threshold int, cooldown time.Duration, now func() time.Time) *b
 
 // allow asks to send one request to host. It returns a done func that must
 // be called once with the request's error (nil on success), or, when the
-// breaker is open or its probe is in flight, an *UnavailableError wrapping
+// breaker is open or its probe is in flight, an *unavailable.Error wrapping
 // ErrCircuitOpen that the caller returns as it is.
 func (b *breakers) allow(host, what string) (done func(error), err error) {
 	probe, err := b.set.Allow(host)
@@ -94,7 +95,7 @@ func (b *breakers) allow(host, what string) (done func(error), err error) {
 
 func (b *breakers) refusal(what string, oe *breaker.OpenError, retry time.Duration) error {
 	retry = max(retry, time.Second) // Retry-After is whole seconds; 0 would invite a hammering
-	return &UnavailableError{RetryAfter: retry, Err: fmt.Errorf(
+	return &unavailable.Error{Source: unavailable.Registry, RetryAfter: retry, Err: fmt.Errorf(
 		"%s: %w for its host after %d consecutive failures (Config.BreakerFailures), last: %v; next attempt in %s (Config.BreakerCooldown %s)",
 		what, ErrCircuitOpen, oe.Failures, oe.Last, retry, b.cooldown)}
 }
@@ -112,7 +113,7 @@ func classify(err error) outcome {
 	if err == nil {
 		return healthy
 	}
-	var ue *UnavailableError
+	var ue *unavailable.Error
 	if !errors.As(err, &ue) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTarballURL) {
 			return neutral // the caller's own deadline, or never sent

@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // isOpen checks err is the breaker's refusal with the given Retry-After.
 func isOpen(t *testing.T, err error, retry time.Duration) {
 	t.Helper()
-	var ue *UnavailableError
+	var ue *unavailable.Error
 	if !errors.As(err, &ue) || !errors.Is(err, ErrCircuitOpen) {
-		t.Fatalf("err = %v, want an *UnavailableError wrapping ErrCircuitOpen", err)
+		t.Fatalf("err = %v, want an *unavailable.Error wrapping ErrCircuitOpen", err)
 	}
 	if ue.RetryAfter != retry {
 		t.Errorf("RetryAfter = %v, want %v (%v)", ue.RetryAfter, retry, err)
@@ -277,7 +278,7 @@ func TestBreakerCountsTimeoutsAndCutBodies(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	ue := func(status int, err error) error { return &UnavailableError{Status: status, Err: err} }
+	ue := func(status int, err error) error { return &unavailable.Error{Status: status, Err: err} }
 	var syn json.SyntaxError
 	tests := []struct {
 		err  error

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -60,7 +61,7 @@ type Config struct {
 	// host (no answer in time, a refused or cut connection, a 429; not a
 	// 5xx, which answers at once and is often one package's) open its
 	// circuit breaker: for BreakerCooldown every request to that host fails at
-	// once with an *UnavailableError (ErrCircuitOpen, RetryAfter the time
+	// once with an *unavailable.Error (ErrCircuitOpen, RetryAfter the time
 	// left) instead of waiting on RequestTimeout or TarballTimeout; then
 	// one probe request goes through, and its success closes the breaker.
 	// 5 lets a few unlucky requests through without tripping; a host
@@ -169,7 +170,7 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 // Errors: ErrInvalidName for a name npm cannot have; ErrNotFound (wrapped)
 // only when the registry answers 404; ErrTooLarge over MaxPackumentBytes;
 // the caller's ctx.Err() (wrapped) when ctx ends first; otherwise an
-// *UnavailableError (wrapping ErrCircuitOpen, without a request, while
+// *unavailable.Error (wrapping ErrCircuitOpen, without a request, while
 // the registry host's breaker is open). Failures are never cached.
 //
 // Concurrent calls for one name share one request, which runs detached
@@ -258,7 +259,7 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 	u := registry + escaped
 	req, err := http.NewRequestWithContext(withOrigin(ctx, registry), http.MethodGet, u, nil)
 	if err != nil {
-		return nil, &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
+		return nil, &unavailable.Error{Source: unavailable.Registry, RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	done, err := c.breakers.allow(breakerKey(req.URL), what)
 	if err != nil {
@@ -293,7 +294,7 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 		p.Name = name
 	}
 	if p.Name != name {
-		return nil, &UnavailableError{Status: resp.StatusCode, RetryAfter: defaultRetryAfter,
+		return nil, &unavailable.Error{Source: unavailable.Registry, Status: resp.StatusCode, RetryAfter: defaultRetryAfter,
 			Err: fmt.Errorf("%s: registry answered the packument of %q", what, truncate(p.Name))}
 	}
 	for v, pv := range p.Versions {

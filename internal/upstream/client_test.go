@@ -15,6 +15,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"go.uber.org/goleak"
 )
 
@@ -183,7 +184,7 @@ func TestConnectionRefusedIsUnavailable(t *testing.T) {
 
 func isNotFound(t *testing.T, err error) {
 	t.Helper()
-	var ue *UnavailableError
+	var ue *unavailable.Error
 	if !errors.Is(err, ErrNotFound) || errors.As(err, &ue) {
 		t.Errorf("err = %v, want ErrNotFound only", err)
 	}
@@ -191,7 +192,7 @@ func isNotFound(t *testing.T, err error) {
 
 func isA(t *testing.T, err, target error) {
 	t.Helper()
-	var ue *UnavailableError
+	var ue *unavailable.Error
 	if !errors.Is(err, target) || errors.Is(err, ErrNotFound) || errors.As(err, &ue) {
 		t.Errorf("err = %v, want %v only", err, target)
 	}
@@ -200,9 +201,9 @@ func isA(t *testing.T, err, target error) {
 func isUnavailable(status int, retry time.Duration, msg string) func(*testing.T, error) {
 	return func(t *testing.T, err error) {
 		t.Helper()
-		var ue *UnavailableError
+		var ue *unavailable.Error
 		if !errors.As(err, &ue) {
-			t.Fatalf("err = %v (%T), want *UnavailableError", err, err)
+			t.Fatalf("err = %v (%T), want *unavailable.Error", err, err)
 		}
 		if errors.Is(err, ErrNotFound) {
 			t.Errorf("err = %v also matches ErrNotFound", err)

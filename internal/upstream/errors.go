@@ -15,11 +15,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // ErrTooLarge means a packument or tarball exceeded its byte limit
 // (Config.MaxPackumentBytes, Config.MaxTarballBytes). Retrying does not
-// help, so it is not an *UnavailableError.
+// help, so it is not an *unavailable.Error.
 var ErrTooLarge = errors.New("larger than the configured limit")
 
 // ErrInvalidName means the package name cannot be an npm package name, so
@@ -37,7 +39,7 @@ var ErrTarballURL = errors.New("tarball URL refused")
 const defaultRetryAfter = 30 * time.Second
 
 // statusError maps a non-200 answer to ErrNotFound (404 only) or an
-// *UnavailableError. what names the request ("packument lodash").
+// *unavailable.Error. what names the request ("packument lodash").
 func statusError(resp *http.Response, what string, now time.Time) error {
 	if resp.StatusCode == http.StatusNotFound {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
@@ -49,7 +51,8 @@ func statusError(resp *http.Response, what string, now time.Time) error {
 		// would be cached by callers, a false "unavailable" is retried.
 		msg += "; check the npm auth token for this registry in .npmrc (//host/:_authToken)"
 	}
-	return &UnavailableError{
+	return &unavailable.Error{
+		Source:     unavailable.Registry,
 		Status:     resp.StatusCode,
 		RetryAfter: retryAfter(resp.Header.Get("Retry-After"), now),
 		Err:        errors.New(msg),
@@ -71,7 +74,7 @@ func transportError(caller context.Context, what string, err error) error {
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return &UnavailableError{RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, InWords(err))}
+	return &unavailable.Error{Source: unavailable.Registry, RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, InWords(err))}
 }
 
 // failure is a transport error said in words. net/http's errors name the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // FuzzPackument serves arbitrary bytes as a registry's packument answer.
@@ -57,9 +58,9 @@ func FuzzPackument(f *testing.F) {
 		c := New(npm, Config{MaxPackumentBytes: 64 << 10, RequestTimeout: 5 * time.Second}, hc)
 		p, err := c.Packument(context.Background(), "p")
 		if err != nil {
-			var ue *UnavailableError
+			var ue *unavailable.Error
 			if errors.Is(err, ErrNotFound) || (!errors.As(err, &ue) && !errors.Is(err, ErrTooLarge)) {
-				t.Fatalf("err = %v (%T), want *UnavailableError or ErrTooLarge", err, err)
+				t.Fatalf("err = %v (%T), want *unavailable.Error or ErrTooLarge", err, err)
 			}
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // TestErrorsNameNoURLOrAddress: a registry that cannot be reached, or
@@ -48,9 +49,9 @@ func TestErrorsNameNoURLOrAddress(t *testing.T) {
 			u := c.registry(t)
 			e := newEnvFor(t, fakeregistry.New(t), u, Config{})
 			_, err := e.c.Packument(context.Background(), "p")
-			var ue *UnavailableError
+			var ue *unavailable.Error
 			if !errors.As(err, &ue) {
-				t.Fatalf("err = %v, want an *UnavailableError", err)
+				t.Fatalf("err = %v, want an *unavailable.Error", err)
 			}
 			host := strings.TrimPrefix(strings.Split(u, "/"+secret)[0], "http://")
 			hostOnly, _, _ := net.SplitHostPort(host)

@@ -21,7 +21,7 @@ import (
 // over MaxTarballBytes; ErrIntegrity (wrapped) on a mismatch or when
 // neither integrity nor shasum is given; ErrNotFound (wrapped) on a 404;
 // the caller's ctx.Err() when ctx ends first; otherwise an
-// *UnavailableError (wrapping ErrCircuitOpen, without a request, while the
+// *unavailable.Error (wrapping ErrCircuitOpen, without a request, while the
 // tarball host's breaker is open). The auth header is sent only when the
 // URL is under the package's registry URL.
 func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (data []byte, err error) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
 // version fetches the packument of name and returns one version's entry.
@@ -238,7 +239,7 @@ func TestTarballCallerCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := e.c.Tarball(ctx, "p", v)
-	var ue *UnavailableError
+	var ue *unavailable.Error
 	if !errors.Is(err, context.Canceled) || errors.As(err, &ue) {
 		t.Fatalf("err = %v, want the caller's context.Canceled", err)
 	}

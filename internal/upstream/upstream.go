@@ -4,40 +4,16 @@
 // host name written in this repository.
 package upstream
 
-import (
-	"errors"
-	"fmt"
-	"time"
-)
+import "errors"
 
 // ErrNotFound is a genuine "no such package" answer from the registry (404).
 // Only this error may become a 404 for the caller; every other failure is
-// an *UnavailableError.
+// an *unavailable.Error.
 var ErrNotFound = errors.New("not found in the registry")
 
 // ErrIntegrity means the tarball bytes did not match dist.integrity (or
 // dist.shasum). Such bytes are never stored.
 var ErrIntegrity = errors.New("tarball integrity mismatch")
-
-// UnavailableError is an upstream failure that is not a genuine "not
-// found": a timeout, a 5xx, a 429, a refused connection, a garbled answer.
-// The API maps it to 502/503 with Retry-After.
-type UnavailableError struct {
-	// Status is the HTTP status the registry answered, 0 when none.
-	Status int
-	// RetryAfter is the registry's Retry-After, or a default.
-	RetryAfter time.Duration
-	Err        error
-}
-
-func (e *UnavailableError) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("registry unavailable (HTTP %d): %v", e.Status, e.Err)
-	}
-	return fmt.Sprintf("registry unavailable: %v", e.Err)
-}
-
-func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Packument is the abbreviated package document
 // (Accept: application/vnd.npm.install-v1+json).

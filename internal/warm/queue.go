@@ -35,7 +35,7 @@ type Resolver interface {
 	// Resolve returns the exact version of name that spec selects. It
 	// returns an error matching upstream.ErrNotFound for a package the
 	// registry does not have, semver.ErrNoMatch when no version fits, and
-	// an *upstream.UnavailableError when the registry cannot answer.
+	// an *unavailable.Error when the registry cannot answer.
 	Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -57,7 +58,7 @@ func (w *jobWorker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return q.finish(ctx, job.ID, out)
 	}
 	var wait *snoozeError
-	var ue *upstream.UnavailableError
+	var ue *unavailable.Error
 	switch {
 	case errors.As(err, &ue) && (ue.Status == http.StatusTooManyRequests || ue.Status == http.StatusServiceUnavailable):
 		d := max(ue.RetryAfter, minSnooze)
