@@ -26,6 +26,8 @@ type Doc struct {
 	// Key names the body: docs with one Key hold the same bytes, which
 	// Build reads, stores and indexes once. Empty means the key is the
 	// SHA-256 of Data. Docs with Load must have a Key (the store's hash).
+	// The index records each key (at most 255 bytes) so that Assemble can
+	// put a body's text back from the store.
 	Key string
 	// Load, when set, returns the body instead of Data. Build calls it
 	// once per distinct Key, when it reaches that body, and drops the
@@ -167,6 +169,7 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 		paths    []byte
 		files    = make([]byte, 0, len(docs)*fileRecSize)
 		conts    []byte
+		keys     []byte
 		contByID []contRec
 		byKey    = map[string]uint32{}
 		blocks   []byte
@@ -193,6 +196,9 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 			}
 			sum := sha256.Sum256(d.Data)
 			k = string(sum[:])
+		}
+		if len(k) > maxKeyLen {
+			return Stats{}, fmt.Errorf("index: %s: key of %d bytes, more than %d", d.Path, len(k), maxKeyLen)
 		}
 		rec := fileRec{pathOff: uint32(len(paths)), pathLen: uint32(len(d.Path))}
 		paths = append(paths, d.Path...)
@@ -242,6 +248,8 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 			}
 			contByID = append(contByID, c)
 			conts = c.append(conts)
+			keys = binary.AppendUvarint(keys, uint64(len(k)))
+			keys = append(keys, k...)
 		}
 		rec.content = ci
 		c := contByID[ci]
@@ -271,6 +279,8 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	off += uint64(len(files))
 	t.contsOff = off
 	off += uint64(len(conts))
+	t.keysOff, t.keysLen = off, uint64(len(keys))
+	off += t.keysLen
 	t.blocksOff = off
 	off += uint64(len(blocks))
 	t.trisOff = off
@@ -282,7 +292,7 @@ func Build(w io.Writer, docs []Doc, lim BuildLimits) (Stats, error) {
 	if err := tooLarge(t.freqOff + freqSize + trailerSize); err != nil {
 		return Stats{}, err
 	}
-	for _, sec := range [][]byte{paths, files, conts, blocks, triTable} {
+	for _, sec := range [][]byte{paths, files, conts, keys, blocks, triTable} {
 		if _, err := bw.Write(sec); err != nil {
 			return Stats{}, fmt.Errorf("index: write tables: %w", err)
 		}

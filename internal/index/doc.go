@@ -81,6 +81,8 @@
 //	contents 32 bytes each, one per distinct body, in the order of the
 //	         first file holding it: u64 textOff, u64 textLen, u64 size,
 //	         u32 firstBlock, u32 flags
+//	keys     per content: uvarint length, then the body's key (Doc.Key,
+//	         the store's hash), so Assemble can put its text back
 //	blocks   32 bytes each: u64 start, u64 lineStart, u32 line, u32 content,
 //	         u32 group, u32 flags
 //	trigrams 12 bytes each, sorted: u32 trigram, u64 postings offset
@@ -96,6 +98,13 @@
 // copies of one 128 KiB body indexes to 0.2 MB instead of 517 MiB. Real
 // packages repeat little: next@16.4.6 has 8,711 files and 8,398 distinct
 // bodies.
+//
+// The store keeps an index in its stored form (StoredForm): the file
+// without its text section, which is a copy of bodies the store already
+// holds. Assemble rebuilds the file from it and those bodies, and the
+// checksum, which covers the text, proves it is the file Build wrote.
+// lucide-react@1.81.0's index is 38.6 MB, 4.5 MB compressed; its stored
+// form 8.2 MB, 1.9 MB compressed.
 //
 // Open verifies the checksum and every table (offsets in range, blocks in
 // order, trigrams sorted) before the index is used, so a corrupt or

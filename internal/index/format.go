@@ -12,8 +12,11 @@ import (
 //
 // Version 2 keeps each distinct file body once (a contents table between
 // files and blocks): a version whose files repeat one body no longer
-// stores and indexes it once per copy.
-const FormatVersion = 2
+// stores and indexes it once per copy. Version 3 names each content's body
+// (the keys section), so the store keeps the index without its text
+// (StoredForm) and a node rebuilds the file from the bodies the store
+// already holds (Assemble).
+const FormatVersion = 3
 
 // ErrCorrupt is returned (wrapped) by Open for a file that is not a
 // complete, intact index of FormatVersion.
@@ -30,7 +33,7 @@ const (
 	freqSize     = 256 * 8
 	// trailerSize is the fixed trailer: trailerFields u64 values, the
 	// magic, then a u32 reserved and the u32 CRC-32C.
-	trailerFields = 22
+	trailerFields = 24
 	trailerSize   = trailerFields*8 + 8 + 4 + 4
 )
 
@@ -64,6 +67,7 @@ type trailer struct {
 	textBytes, idxBytes uint64
 	freqOff             uint64 // byte histogram: 256 u64 counts
 	contsOff, nConts    uint64
+	keysOff, keysLen    uint64 // per content: uvarint length, then the body's key
 }
 
 func (t *trailer) fields() []*uint64 {
@@ -72,6 +76,7 @@ func (t *trailer) fields() []*uint64 {
 		&t.blocksOff, &t.nBlocks, &t.trisOff, &t.nTris, &t.postOff, &t.postLen,
 		&t.blockSize, &t.overlap, &t.binarySniff, &t.textFiles, &t.binFiles,
 		&t.textBytes, &t.idxBytes, &t.freqOff, &t.contsOff, &t.nConts,
+		&t.keysOff, &t.keysLen,
 	}
 }
 

@@ -180,6 +180,13 @@ func load(data []byte, checksum bool) (*Index, error) {
 	if err != nil {
 		return fail(err)
 	}
+	keysB, err := section("keys", t.keysOff, t.keysLen)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkKeys(keysB, t.nConts); err != nil {
+		return fail(err)
+	}
 	blocksB, err := section("blocks", t.blocksOff, t.nBlocks*blockRecSize)
 	if err != nil {
 		return fail(err)

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -495,22 +496,42 @@ func (e *TooLargeError) Error() string {
 
 func (e *TooLargeError) Unwrap() error { return index.ErrTooLarge }
 
-// fetch copies a stored index's chunks to a spool and publishes it.
+// fetch copies a stored index's chunks (the index without its text) to a
+// spool, then assembles the index file from it and the version's bodies,
+// which the store holds, and publishes it.
 func (s *Searcher) fetch(ctx context.Context, name, version string, rec store.IndexRecord) (*index.Index, error) {
-	sp := s.newSpool()
-	defer sp.discard()
+	stored := s.newSpool()
+	defer stored.discard()
 	for _, h := range rec.Chunks {
 		b, err := s.st.Blob(ctx, h)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := sp.Write(b); err != nil {
+		if _, err := stored.Write(b); err != nil {
 			return nil, err
 		}
 	}
-	if sp.n != rec.Size {
-		return nil, fmt.Errorf("stored index is %d bytes, its record says %d", sp.n, rec.Size)
+	if stored.n != rec.Size {
+		return nil, fmt.Errorf("stored index is %d bytes, its record says %d", stored.n, rec.Size)
 	}
+	ra, err := stored.readerAt()
+	if err != nil {
+		return nil, err
+	}
+	sp := s.newSpool()
+	defer sp.discard()
+	_, err = index.Assemble(sp, ra, stored.n, func(key string) ([]byte, error) {
+		var h store.Hash
+		if len(key) != len(h) {
+			return nil, fmt.Errorf("body key of %d bytes is not a store hash", len(key))
+		}
+		copy(h[:], key)
+		return s.st.Blob(ctx, h)
+	})
+	if err != nil {
+		return nil, err
+	}
+	stored.discard()
 	return s.publish(name, version, sp)
 }
 
@@ -552,23 +573,38 @@ func (s *Searcher) build(ctx context.Context, name, version string, lim index.Bu
 	return sp, stats, nil
 }
 
-// save stores a built index as chunks plus its record.
+// save stores a built index as chunks plus its record. What is stored is
+// the index without its text (index.StoredForm): the text is a copy of the
+// bodies the store already holds, and fetch puts it back from them.
 func (s *Searcher) save(ctx context.Context, name, version string, sp *spool, stats index.Stats) error {
-	rec := store.IndexRecord{Format: index.FormatVersion, Size: sp.n, Coverage: stats.Coverage}
-	var err error
+	ra, err := sp.readerAt()
+	if err != nil {
+		return err
+	}
+	r, n, err := index.StoredForm(ra, sp.n)
+	if err != nil {
+		return err
+	}
+	rec := store.IndexRecord{Format: index.FormatVersion, Size: n, Coverage: stats.Coverage}
 	if rec.Stats, err = json.Marshal(stats); err != nil {
 		return err
 	}
-	err = sp.chunks(s.opt.ChunkBytes, func(chunk []byte) error {
-		b := store.Blob{Hash: store.HashOf(chunk), Data: chunk}
-		if err := s.st.PutBlobs(ctx, []store.Blob{b}); err != nil {
-			return err
+	buf := make([]byte, s.opt.ChunkBytes)
+	for {
+		k, err := io.ReadFull(r, buf)
+		if k > 0 {
+			b := store.Blob{Hash: store.HashOf(buf[:k]), Data: buf[:k]}
+			if err := s.st.PutBlobs(ctx, []store.Blob{b}); err != nil {
+				return err
+			}
+			rec.Chunks = append(rec.Chunks, b.Hash)
 		}
-		rec.Chunks = append(rec.Chunks, b.Hash)
-		return nil
-	})
-	if err != nil {
-		return err
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading the index spool: %w", err)
+		}
 	}
 	return s.st.PutIndex(ctx, name, version, rec)
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -312,5 +313,41 @@ func TestRacyCheckIsRepeated(t *testing.T) {
 	// Published (checked, not trusted), then reopened twice each.
 	if n := s.checksums.Load(); n != 4 {
 		t.Errorf("racy files were checked %d times on reopen, want 4 (every reopen)", n)
+	}
+}
+
+// TestStoredIndexHoldsNoText: the store keeps a version's index without
+// its text (the bodies it already holds), and a node with an empty cache
+// puts the text back from those bodies and answers the same.
+func TestStoredIndexHoldsNoText(t *testing.T) {
+	st := newStore(t)
+	body := strings.Repeat("export const needleInTheText = 1;\n", 40)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": body, "y.js": "goodbye\n", "z.bin": "\x00\x01needleInTheText"})
+	s := newSearcher(t, st, t.TempDir(), 4)
+	want := grep(t, s, "a", "1.0.0", "needleInTheText")
+	if len(want) != 40 {
+		t.Fatalf("first grep: %d matches, want 40", len(want))
+	}
+	rec, err := st.Index(t.Context(), "a", "1.0.0", index.FormatVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []byte
+	for _, h := range rec.Chunks {
+		b, err := st.Blob(t.Context(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, b...)
+	}
+	if bytes.Contains(stored, []byte("needleInTheText")) || bytes.Contains(stored, []byte("goodbye")) {
+		t.Fatal("the stored index holds text the store's bodies already hold")
+	}
+	fresh := newSearcher(t, st, t.TempDir(), 4)
+	if got := grep(t, fresh, "a", "1.0.0", "needleInTheText"); !slices.Equal(got, want) {
+		t.Fatalf("from the store: %q, want %q", got, want)
+	}
+	if n := st.builds(); n != 1 {
+		t.Errorf("built %d times, want 1 (the second node assembles the stored index)", n)
 	}
 }

@@ -57,29 +57,15 @@ func (sp *spool) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// chunks calls fn with the spooled bytes in order, size bytes at a time
-// (the last chunk may be shorter). fn must not keep the slice.
-func (sp *spool) chunks(size int, fn func([]byte) error) error {
-	if sp.f == nil {
-		data := sp.buf.Bytes()
-		for off := 0; off < len(data); off += size {
-			if err := fn(data[off:min(off+size, len(data))]); err != nil {
-				return err
-			}
-		}
-		return nil
+// readerAt reads the spooled bytes.
+func (sp *spool) readerAt() (io.ReaderAt, error) {
+	if sp.f != nil {
+		return sp.f, nil
 	}
-	buf := make([]byte, size)
-	for off := int64(0); off < sp.n; off += int64(size) {
-		n, err := sp.f.ReadAt(buf[:min(int64(size), sp.n-off)], off)
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("reading the index spool: %w", err)
-		}
-		if err := fn(buf[:n]); err != nil {
-			return err
-		}
+	if sp.buf != nil {
+		return bytes.NewReader(sp.buf.Bytes()), nil
 	}
-	return nil
+	return nil, fmt.Errorf("reading a discarded index spool")
 }
 
 // bytes returns the whole spooled index in memory.

@@ -263,14 +263,16 @@ type Store interface {
 	Close() error
 }
 
-// IndexRecord locates a version's search index. The index file is kept as
+// IndexRecord locates a version's search index. The index is kept as
 // blobs (chunks of at most a few MiB, content-addressed and compressed
 // like file bodies), so the store needs no second way of keeping bytes.
+// From format 3 on, the stored bytes are the index without its text
+// (index.StoredForm), which a reader puts back from the version's bodies.
 type IndexRecord struct {
 	// Format is the index format version (index.FormatVersion); a version
 	// may hold one index per format while a rebuild is under way.
 	Format int
-	// Size is the index file's length: the sum of its chunks.
+	// Size is the stored index's length: the sum of its chunks.
 	Size int64
 	// Chunks are the blobs whose bodies, in order, make the index file.
 	Chunks []Hash
