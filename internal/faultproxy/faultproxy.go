@@ -61,6 +61,7 @@ type Proxy struct {
 	forwarded, swallowed atomic.Int64
 	latency              atomic.Int64 // time.Duration added to each chunk
 	killAt               atomic.Int64 // Forwarded count that triggers Kill; 0: none
+	holdAt               atomic.Int64 // Forwarded count that triggers Blackhole; 0: none
 
 	marksMu sync.Mutex
 	marks   []mark // channels to close at Forwarded counts (After)
@@ -199,6 +200,19 @@ func (p *Proxy) KillAfter(n int64) {
 		return
 	}
 	p.killAt.Store(p.forwarded.Load() + n)
+}
+
+// HoldAfter arms the proxy to Blackhole itself once n more bytes have been
+// forwarded: the chunk that crosses the mark is delivered, the ones after
+// it are held until Resume. A test that acts on After(n) with the same n
+// then acts while the transfer is surely still in its middle, however
+// slow the machine is. n <= 0 disarms.
+func (p *Proxy) HoldAfter(n int64) {
+	if n <= 0 {
+		p.holdAt.Store(0)
+		return
+	}
+	p.holdAt.Store(p.forwarded.Load() + n)
 }
 
 // After returns a channel closed once n more bytes have been forwarded,
@@ -352,6 +366,9 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 				return
 			}
 			total := p.forwarded.Add(int64(n))
+			if h := p.holdAt.Load(); h > 0 && total >= h && p.holdAt.CompareAndSwap(h, 0) {
+				p.Blackhole()
+			}
 			p.reached(total)
 			if k := p.killAt.Load(); k > 0 && total >= k && p.killAt.CompareAndSwap(k, 0) {
 				p.Kill()

@@ -71,3 +71,43 @@ func TestAfterFiresMidTransfer(t *testing.T) {
 	roundTrip(t, c, r, strings.Repeat("y", 600<<10))
 	<-later
 }
+
+// HoldAfter stalls a transfer at its mark, before After's channel for the
+// same mark is closed, so a test acting on that channel acts mid-transfer.
+func TestHoldAfterStallsMidTransferUntilResume(t *testing.T) {
+	p := newProxy(t)
+	c, r := dial(t, p)
+	roundTrip(t, c, r, "before")
+	const line = 64 << 10
+	p.HoldAfter(100 << 10)
+	mark := p.After(100 << 10)
+	done := make(chan error, 1)
+	go func() {
+		if _, err := io.WriteString(c, strings.Repeat("a", line-1)+"\n"+strings.Repeat("b", line-1)+"\n"); err != nil {
+			done <- err
+			return
+		}
+		for range 2 {
+			if _, err := r.ReadString('\n'); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	<-mark
+	if p.Mode() != Blackholed {
+		t.Fatalf("mode %v when the mark fired, want blackholed", p.Mode())
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("both lines came back while held (err %v)", err)
+	default:
+	}
+	if err := p.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("after Resume: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
@@ -34,7 +35,11 @@ func TestIndexCostFollowsUniqueText(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "indexes")
 	m := newMirror(t, func(c *config.Config) { c.IndexDir = dir })
 	m.reg.Publish("copies", "1.0.0", sameBodyPackage(t, 1000))
-	a := m.explore(`{"action":"grep","packageName":"copies","version":"1.0.0","pattern":"value_7 = 7;","outputMode":"count","sort":"path"}`)
+	// A cold fill of 128 MiB unpacked, then the index: not a hang test,
+	// so the client waits longer than answerBound (a loaded CI machine
+	// once took over 5 s).
+	a := do(t.Context(), m.hc, "POST", m.url+"/v1/explore",
+		`{"action":"grep","packageName":"copies","version":"1.0.0","pattern":"value_7 = 7;","outputMode":"count","sort":"path"}`, time.Minute)
 	if a.status != 200 {
 		t.Fatalf("grep: %v", a)
 	}

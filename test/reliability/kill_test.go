@@ -58,6 +58,7 @@ func TestSIGKILLMidIngestPostgres(t *testing.T) {
 
 	hc := &http.Client{}
 	defer hc.CloseIdleConnections()
+	proxy.HoldAfter(12 << 20) // the kill lands mid-write, however slow the machine
 	mid := proxy.After(12 << 20)
 	answered := make(chan answer, 1)
 	go func() {
@@ -74,7 +75,10 @@ func TestSIGKILLMidIngestPostgres(t *testing.T) {
 	}
 	noPartial(t, st, "big", "1.0.0", len(files))
 	if _, err := st.Version(t.Context(), "big", "1.0.0"); err == nil {
-		t.Logf("note: a version row exists after the kill")
+		t.Fatalf("a version row exists after a kill mid-write")
+	}
+	if err := proxy.Resume(); err != nil {
+		t.Fatal(err)
 	}
 
 	mir = startMirror(t, env)
@@ -213,8 +217,9 @@ func checkWhole(t *testing.T, st store.Reader, name, version string, files map[s
 // worker: the job is taken up again and the version is whole. River sees
 // a killed worker's job only by its age: it is rescued
 // RescueStuckJobsAfter (job-timeout + 1 minute) after it started, checked
-// every 30s, so this test sets job-timeout to 6s and still waits about a
-// minute and a half; with the default job-timeout (6 minutes) a job whose
+// every 30s, so this test sets job-timeout to 15s (a loaded machine needs
+// more than 6s to write and index 24 MiB) and still waits about a minute
+// and a half; with the default job-timeout (6 minutes) a job whose
 // worker died waits 7 to 7.5 minutes.
 func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
 	t.Parallel() // mostly waiting on River's rescuer: overlap it with the other waits
@@ -223,7 +228,7 @@ func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
 	tgz, files := bigPackage(t, 4, 48, 512<<10)
 	reg.Publish("big", "1.0.0", tgz)
 	env := processEnv(t, reg, "PKGSCOPE_DATABASE_URL="+proxied,
-		"PKGSCOPE_FILL_TIMEOUT=5s", "PKGSCOPE_WRITE_TIMEOUT=6s", "PKGSCOPE_WARM_JOB_TIMEOUT=6s",
+		"PKGSCOPE_FILL_TIMEOUT=5s", "PKGSCOPE_WRITE_TIMEOUT=6s", "PKGSCOPE_WARM_JOB_TIMEOUT=15s",
 		"PKGSCOPE_WARM_POLL_INTERVAL=100ms", "PKGSCOPE_WARM_RETRY_BASE=100ms")
 	bin := binary(t, "cmd/indexer")
 	submit := exec.Command(bin, "warm", "--detach", "big@1.0.0")
@@ -233,6 +238,9 @@ func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
 	}
 	st := openDirect(t, direct)
 
+	// The proxy holds the worker's traffic at 12 MiB, so the kill lands
+	// mid-write however slow the machine is.
+	proxy.HoldAfter(12 << 20)
 	mid := proxy.After(12 << 20)
 	worker := startProc(t, bin, env, "worker")
 	select {
@@ -245,13 +253,20 @@ func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
 	}
 	worker.sigkill()
 	noPartial(t, st, "big", "1.0.0", len(files))
+	if err := proxy.Resume(); err != nil {
+		t.Fatal(err)
+	}
 
 	worker = startProc(t, bin, env, "worker")
 	done := worker.waitFor(regexp.MustCompile(`msg="warm job done" package=big .*state=(\S+)`))
 	select {
 	case state := <-done:
-		if state != "done" {
-			t.Errorf("the job ended %q, want done", state)
+		// done: the rescued attempt filled it; present: an earlier attempt
+		// of the same job did (each is bounded by job-timeout, which a
+		// loaded machine can pass) — either way after the kill, which left
+		// nothing (noPartial above).
+		if state != "done" && state != "present" {
+			t.Errorf("the job ended %q, want done or present", state)
 		}
 	case <-time.After(4 * time.Minute):
 		t.Fatalf("the job of the killed worker did not complete within 4 minutes")
