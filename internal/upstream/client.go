@@ -271,14 +271,11 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 	if auth := c.npm.AuthHeader(u); auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(context.Background(), req, what)
 	if err != nil {
-		return nil, transportError(context.Background(), what, err)
+		return nil, err
 	}
 	defer drainClose(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(resp, what, c.cfg.Clock())
-	}
 	if resp.ContentLength > c.cfg.MaxPackumentBytes {
 		return nil, fmt.Errorf("%s: %d bytes (Config.MaxPackumentBytes %d): %w", what, resp.ContentLength, c.cfg.MaxPackumentBytes, ErrTooLarge)
 	}

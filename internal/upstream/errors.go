@@ -38,6 +38,22 @@ var ErrTarballURL = errors.New("tarball URL refused")
 // short enough that an agent retries within its session.
 const defaultRetryAfter = 30 * time.Second
 
+// send runs req and returns its answer when it is a 200; the caller
+// closes the body with drainClose. A failed request is transportError's
+// error (caller is the context whose end is the caller giving up), any
+// other status statusError's.
+func (c *Client) send(caller context.Context, req *http.Request, what string) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, transportError(caller, what, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer drainClose(resp.Body)
+		return nil, statusError(resp, what, c.cfg.Clock())
+	}
+	return resp, nil
+}
+
 // statusError maps a non-200 answer to ErrNotFound (404 only) or an
 // *unavailable.Error. what names the request ("packument lodash").
 func statusError(resp *http.Response, what string, now time.Time) error {

@@ -33,14 +33,11 @@ func (c *Client) Search(ctx context.Context, text string, size int) ([]string, e
 	if auth := c.npm.AuthHeader(u); auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(ctx, req, what)
 	if err != nil {
-		return nil, transportError(ctx, what, err)
+		return nil, err
 	}
 	defer drainClose(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(resp, what, c.cfg.Clock())
-	}
 	var body struct {
 		Objects []struct {
 			Package struct {

@@ -52,14 +52,11 @@ func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (
 		return nil, err
 	}
 	defer func() { done(err) }()
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(ctx, req, what)
 	if err != nil {
-		return nil, transportError(ctx, what, err)
+		return nil, err
 	}
 	defer drainClose(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(resp, what, c.cfg.Clock())
-	}
 	tooLarge := fmt.Errorf("%s: over %d bytes (Config.MaxTarballBytes): %w", what, c.cfg.MaxTarballBytes, ErrTooLarge)
 	if resp.ContentLength > c.cfg.MaxTarballBytes {
 		return nil, tooLarge
