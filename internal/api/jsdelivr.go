@@ -126,7 +126,7 @@ func (j *jsdAPI) data(c echo.Context) error {
 func base(c echo.Context) string { return c.Scheme() + "://" + c.Request().Host }
 
 func (j *jsdAPI) metadata(c echo.Context, name string) error {
-	p, err := j.svc.Packument(c.Request().Context(), name)
+	p, err := j.svc.Versions().Packument(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}
@@ -142,8 +142,11 @@ func (j *jsdAPI) metadata(c echo.Context, name string) error {
 }
 
 func (j *jsdAPI) resolved(c echo.Context, name string) error {
-	spec := c.QueryParam("specifier")
-	v, err := j.svc.Resolve(c.Request().Context(), explore.Target{PackageName: name, Version: spec})
+	spec, err := explore.Target{PackageName: name, Version: c.QueryParam("specifier")}.Spec()
+	if err != nil {
+		return err
+	}
+	v, err := j.svc.Versions().Resolve(c.Request().Context(), name, spec)
 	out := jsdelivr.Resolved{Type: "npm", Name: name, Links: map[string]string{}}
 	switch {
 	case errors.Is(err, semver.ErrNoMatch):

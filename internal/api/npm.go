@@ -37,7 +37,11 @@ func (s *Server) npm(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, res)
 	}
-	f, body, o, err := s.svc.FileStream(ctx, t, file)
+	o, err := s.svc.Open(ctx, t)
+	if err != nil {
+		return err
+	}
+	f, body, o, err := s.svc.FileOfStream(ctx, o, file)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,6 @@ func (p storedOnly) Open(ctx context.Context, t explore.Target) (*explore.Opened
 	return p.svc.Open(auth.WithoutIdentity(ctx), t)
 }
 
-func (p storedOnly) File(ctx context.Context, t explore.Target, path string) (store.File, []byte, *explore.Opened, error) {
-	return p.svc.File(auth.WithoutIdentity(ctx), t, path)
+func (p storedOnly) FileOf(ctx context.Context, o *explore.Opened, path string) (store.File, []byte, *explore.Opened, error) {
+	return p.svc.FileOf(auth.WithoutIdentity(ctx), o, path)
 }

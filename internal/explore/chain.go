@@ -78,8 +78,49 @@ type Packumenter interface {
 	Packument(ctx context.Context, name string) (*upstream.Packument, error)
 }
 
-// access is the first link: nothing reaches a package the caller may not
-// read, whatever the route.
+// checked is the head link: a name that cannot be an npm package name is
+// an *InputError before the access check or the registry sees it. A
+// version's files and searches take an *Opened, which only the chain
+// makes, so they pass through.
+type checked struct{ Versions }
+
+func checkName(name string) error {
+	if err := npmspec.ValidateName(name); err != nil {
+		return &InputError{Field: "packageName", Err: err}
+	}
+	return nil
+}
+
+func (c checked) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return c.Versions.Packument(ctx, name)
+}
+
+func (c checked) Resolve(ctx context.Context, name string, spec npmspec.Spec) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	return c.Versions.Resolve(ctx, name, spec)
+}
+
+func (c checked) Stored(ctx context.Context, name, version string) (*Opened, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return c.Versions.Stored(ctx, name, version)
+}
+
+func (c checked) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return c.Versions.Open(ctx, name, spec)
+}
+
+// access is the first link after checked: nothing reaches a package the
+// caller may not read, whatever the route.
 type access struct {
 	next  Versions
 	allow Access

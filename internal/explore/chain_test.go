@@ -17,6 +17,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/jsdelivr/fakejsdelivr"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/resolve"
+	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 	"github.com/pkgscope/pkgscope/internal/unavailable"
@@ -81,12 +82,20 @@ func TestAccessIsTheFirstLink(t *testing.T) {
 	for _, svc := range []*explore.Service{c.svc, c.svc.StoreOnly()} {
 		ctx := t.Context()
 		_, openErr := svc.Open(ctx, target)
-		_, resolveErr := svc.Resolve(ctx, target)
-		_, packErr := svc.Packument(ctx, "@priv/x")
-		_, _, _, fileErr := svc.File(ctx, target, "a.js")
+		spec, err := target.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, resolveErr := svc.Versions().Resolve(ctx, "@priv/x", spec)
+		_, packErr := svc.Versions().Packument(ctx, "@priv/x")
+		_, storedErr := svc.Versions().Stored(ctx, "@priv/x", "1.0.0")
+		// An Opened made by hand, as if a caller kept one from before its
+		// token lost the package.
+		kept := &explore.Opened{Name: "@priv/x", Version: "1.0.0", Files: []store.File{{Path: "a.js"}}}
+		_, _, _, fileErr := svc.FileOf(ctx, kept, "a.js")
 		_, listErr := svc.List(ctx, explore.Request{Action: "list", PackageName: "@priv/x", Version: "1.0.0"})
 		_, readErr := svc.Read(ctx, explore.Request{Action: "read", PackageName: "@priv/x", Version: "1.0.0", Path: "a.js"})
-		for what, err := range map[string]error{"Open": openErr, "Resolve": resolveErr, "Packument": packErr, "File": fileErr, "List": listErr, "Read": readErr} {
+		for what, err := range map[string]error{"Open": openErr, "Resolve": resolveErr, "Packument": packErr, "Stored": storedErr, "FileOf": fileErr, "List": listErr, "Read": readErr} {
 			var fe *explore.ForbiddenError
 			if !errors.As(err, &fe) || fe.Name != "@priv/x" {
 				t.Errorf("%s: %v, want a *ForbiddenError naming @priv/x", what, err)
@@ -123,5 +132,34 @@ func TestStoredHasNoFallback(t *testing.T) {
 	}
 	if n := c.fj.TotalRequests() - before; n != 0 {
 		t.Errorf("the store-only chain asked jsDelivr %d times", n)
+	}
+}
+
+// TestCheckedIsTheHeadLink: a name that cannot be an npm package name is
+// a 400 naming packageName on every way into the chain, before the access
+// check or the registry sees it.
+func TestCheckedIsTheHeadLink(t *testing.T) {
+	c := newChain(t)
+	const bad = "../etc/passwd"
+	spec, err := explore.Target{PackageName: "p", Version: "1.0.0"}.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range []*explore.Service{c.svc, c.svc.StoreOnly()} {
+		ctx := t.Context()
+		v := svc.Versions()
+		_, packErr := v.Packument(ctx, bad)
+		_, resolveErr := v.Resolve(ctx, bad, spec)
+		_, storedErr := v.Stored(ctx, bad, "1.0.0")
+		_, openErr := v.Open(ctx, bad, spec)
+		for what, err := range map[string]error{"Packument": packErr, "Resolve": resolveErr, "Stored": storedErr, "Open": openErr} {
+			var in *explore.InputError
+			if !errors.As(err, &in) || in.Field != "packageName" {
+				t.Errorf("%s: %v, want an *InputError for packageName", what, err)
+			}
+		}
+	}
+	if n := c.reg.PackumentRequests(bad); n != 0 {
+		t.Errorf("the registry was asked %d times for an invalid name", n)
 	}
 }

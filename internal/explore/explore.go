@@ -7,9 +7,9 @@
 // wrapping the next (as internal/fill's miss path does), composed in one
 // place, New:
 //
-//	access → fallback (jsDelivr) → core: resolve → store → fill on a miss
+//	checked → access → fallback (jsDelivr) → core: resolve → store → fill on a miss
 //
-// access refuses a package the caller's token may not read, before
+// checked refuses a name that cannot be an npm package name; access refuses a package the caller's token may not read, before
 // anything else is asked of anyone; fallback (fallback.go, only with a
 // Fallback) answers from jsDelivr's CDN when the registry cannot serve a
 // version or a cold fill outlasts its budget; core (chain.go) resolves
@@ -18,7 +18,11 @@
 // (the jsDelivr-compatible endpoints, web docs' datasets, diff) use
 // StoreOnly, the same chain without the fallback link:
 //
-//	access → core
+//	checked → access → core
+//
+// Service is small wrappers over the chain: the actions (Explorer), Open
+// and FileOf for a Target and a path as a caller writes them, and
+// Versions for everything else a route asks of a package.
 package explore
 
 import (
@@ -30,7 +34,6 @@ import (
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
 	"github.com/pkgscope/pkgscope/internal/store"
-	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // Resolver turns a version spec into the exact version npm would install.
@@ -127,6 +130,7 @@ func New(opt Options) *Service {
 		base = &access{next: base, allow: opt.Access}
 		full = &access{next: full, allow: opt.Access}
 	}
+	base, full = checked{base}, checked{full}
 	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL}
 	s.stored = s
 	if opt.Fallback != nil {
@@ -162,8 +166,9 @@ type Opened struct {
 	cause error
 }
 
-// target validates t's name and spec.
-func target(t Target) (npmspec.Spec, error) {
+// Spec validates t's name and spec and returns the spec parsed: what the
+// chain's Resolve and Open take. Errors are *InputErrors naming the field.
+func (t Target) Spec() (npmspec.Spec, error) {
 	if err := npmspec.ValidateName(t.PackageName); err != nil {
 		return npmspec.Spec{}, &InputError{Field: "packageName", Err: err}
 	}
@@ -178,31 +183,19 @@ func target(t Target) (npmspec.Spec, error) {
 // the store on a miss (Versions.Open). With a Fallback, a version the
 // registry cannot serve is answered from it (Opened.Source).
 func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
-	spec, err := target(t)
+	spec, err := t.Spec()
 	if err != nil {
 		return nil, err
 	}
 	return s.pkgs.Open(ctx, t.PackageName, spec)
 }
 
-// Resolve validates t and resolves it: the exact version npm would
-// install. Errors as Open's.
-func (s *Service) Resolve(ctx context.Context, t Target) (string, error) {
-	spec, err := target(t)
-	if err != nil {
-		return "", err
-	}
-	return s.pkgs.Resolve(ctx, t.PackageName, spec)
-}
-
-// Packument validates name and returns its dist-tags and versions
-// (Versions.Packument).
-func (s *Service) Packument(ctx context.Context, name string) (*upstream.Packument, error) {
-	if err := npmspec.ValidateName(name); err != nil {
-		return nil, &InputError{Field: "packageName", Err: err}
-	}
-	return s.pkgs.Packument(ctx, name)
-}
+// Versions is s's read chain (the package comment's order), for routes
+// that ask a package for more than the actions do: its packument
+// (versions and dist-tags), a resolution, a stored version without a
+// fill, a search of an opened version. A name that cannot be an npm
+// package name is an *InputError before any link sees it.
+func (s *Service) Versions() Versions { return s.pkgs }
 
 // FileOf returns one file of a version Open opened: its entry, body, and
 // the version it was read from (o, or the stored version when a cold

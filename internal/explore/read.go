@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
-	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // ReadResult is the answer to read. Content is numbered like cat -n.
@@ -242,19 +241,6 @@ func runeStart(b []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// File returns one file's entry and body.
-func (s *Service) File(ctx context.Context, t Target, rawPath string) (store.File, []byte, *Opened, error) {
-	path, err := pkgpath.CleanQuery(rawPath)
-	if err != nil {
-		return store.File{}, nil, nil, &InputError{Field: "path", Err: err}
-	}
-	o, err := s.Open(ctx, t)
-	if err != nil {
-		return store.File{}, nil, nil, err
-	}
-	return s.fileOf(ctx, o, path) // fallback.go: reads the store or the fallback
 }
 
 // NotFoundError is a file (or other thing) that does not exist: 404.

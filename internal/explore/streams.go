@@ -76,15 +76,6 @@ func (w *whole) Footprint() int64 { return int64(len(w.b)) }
 func (w *whole) Size() int64      { return int64(len(w.b)) }
 func (w *whole) Bytes() []byte    { return w.b }
 
-// FileStream is File with the body as a stream the caller closes.
-func (s *Service) FileStream(ctx context.Context, t Target, rawPath string) (store.File, store.BlobStream, *Opened, error) {
-	o, err := s.Open(ctx, t)
-	if err != nil {
-		return store.File{}, nil, nil, err
-	}
-	return s.FileOfStream(ctx, o, rawPath)
-}
-
 // FileOfStream is FileOf with the body as a stream the caller closes.
 func (s *Service) FileOfStream(ctx context.Context, o *Opened, rawPath string) (store.File, store.BlobStream, *Opened, error) {
 	path, err := pkgpath.CleanQuery(rawPath)

@@ -188,7 +188,7 @@ type versionsData struct {
 // versions lists name's dist-tags and newest versions; nil when the
 // registry cannot say now (the page is still useful without them).
 func (p *Pages) versions(c echo.Context, name, current string) *versionsData {
-	pk, err := p.d.Packages.Packument(c.Request().Context(), name)
+	pk, err := p.d.Packages.Versions().Packument(c.Request().Context(), name)
 	if err != nil {
 		p.log.Debug("web: versions", "package", name, "err", err)
 		return nil

@@ -37,7 +37,6 @@ import (
 	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/store"
-	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
@@ -52,8 +51,9 @@ type Packages interface {
 	FileOfStream(ctx context.Context, o *explore.Opened, path string) (store.File, store.BlobStream, *explore.Opened, error)
 	// Grep searches the version's text files.
 	Grep(ctx context.Context, r explore.Request) (*explore.GrepResult, error)
-	// Packument returns a package's dist-tags and versions.
-	Packument(ctx context.Context, name string) (*upstream.Packument, error)
+	// Versions is the read chain: the pages ask it for a package's
+	// dist-tags and versions (Packument).
+	Versions() explore.Versions
 	// Diff answers the diff action: a page of npm diff's text.
 	Diff(ctx context.Context, r explore.Request) (*explore.DiffResult, error)
 }

@@ -109,9 +109,9 @@ func DefaultLimits() Limits {
 type Packages interface {
 	// Open resolves t and returns its file list; errors as explore's.
 	Open(ctx context.Context, t explore.Target) (*explore.Opened, error)
-	// File returns one file of t; an *explore.NotFoundError when the
-	// version has no such file.
-	File(ctx context.Context, t explore.Target, path string) (store.File, []byte, *explore.Opened, error)
+	// FileOf returns one file of an opened version; an
+	// *explore.NotFoundError when the version has no such file.
+	FileOf(ctx context.Context, o *explore.Opened, path string) (store.File, []byte, *explore.Opened, error)
 }
 
 // Options configure a Service; zero fields take their defaults.
@@ -347,7 +347,11 @@ func isIdentRune(r rune) bool {
 // file reads one file of a data package, naming the setting that pins it
 // when the version or the file is missing.
 func (s *Service) file(ctx context.Context, name, spec, path, setting string) ([]byte, string, error) {
-	_, b, o, err := s.pkgs.File(ctx, explore.Target{PackageName: name, Version: spec}, path)
+	o, err := s.pkgs.Open(ctx, explore.Target{PackageName: name, Version: spec})
+	var b []byte
+	if err == nil {
+		_, b, o, err = s.pkgs.FileOf(ctx, o, path)
+	}
 	if err != nil {
 		var nf *explore.NotFoundError
 		if errors.As(err, &nf) {
@@ -365,7 +369,6 @@ func (s *Service) idlFiles(ctx context.Context) ([]IDLFile, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("reading %s@%s (setting webdocs-idl-version): %w", PackageIDL, s.ver.IDL, err)
 	}
-	exact := explore.Target{PackageName: PackageIDL, Version: o.Version}
 	var files []IDLFile
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -375,7 +378,7 @@ func (s *Service) idlFiles(ctx context.Context) ([]IDLFile, string, error) {
 			continue
 		}
 		g.Go(func() error {
-			_, b, _, err := s.pkgs.File(gctx, exact, f.Path)
+			_, b, _, err := s.pkgs.FileOf(gctx, o, f.Path)
 			if err != nil {
 				return fmt.Errorf("reading %s@%s/%s: %w", PackageIDL, o.Version, f.Path, err)
 			}
