@@ -8,17 +8,19 @@
 # charged for the packument the mirror has to read).
 #
 # It also checks that the cold grep answers exactly what the warm grep of
-# the same version answers.
+# the same version answers, and prints the first grep's CPU time (user +
+# system) next to the anchor's: on a loaded machine the wall-time ratio
+# mostly measures who got the cores, the CPU ratio how much work each did.
 #
 #   bench/cold/run.sh [RUNS]        (default 3 runs per package)
 # MIRROR=path/to/mirror uses that binary instead of building this tree's
 # (to measure an older commit with the same script). PPROF=1 serves pprof
 # on the port after the mirror's.
-# Needs: go, npm, curl, tar, rg, jq, bc.
+# Needs: go, npm, curl, tar, rg, jq, bc, /usr/bin/time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 runs=${1:-3}
-for tool in go npm curl tar rg jq bc; do
+for tool in go npm curl tar rg jq bc /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "cold/run.sh: $tool not found" >&2; exit 1; }
 done
 work=$(mktemp -d)
@@ -48,6 +50,8 @@ start() {
 	exit 1
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+# cpu PID: the process's user + system CPU seconds so far
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
 explore() { curl -sf -X POST -H 'Content-Type: application/json' --data "$1" "http://127.0.0.1:$port/v1/explore"; }
 
 # bench SPEC PATTERN READPATH
@@ -64,18 +68,22 @@ bench() {
 	for r in $(seq "$runs"); do
 		# anchor: download + untar + rg
 		rm -rf "$work/x" && mkdir -p "$work/x"
-		local t0 t1 anchor cold warm list read same
+		local t0 t1 anchor cold warm list read same anchor_cpu cold_cpu
 		t0=$(now)
-		curl -sf "$url" | tar xz -C "$work/x"
-		rg -n -uu -e "$pattern" "$work/x" >"$work/rg.out" || true
+		/usr/bin/time -o "$work/anchor.cpu" -f '%U %S' bash -c \
+			'curl -sf "$1" | tar xz -C "$2" && { rg -n -uu -e "$3" "$2" >"$4" || true; }' _ "$url" "$work/x" "$pattern" "$work/rg.out"
 		t1=$(now)
 		anchor=$(echo "$t1 - $t0" | bc)
+		anchor_cpu=$(awk '{printf "%.2f", $1 + $2}' "$work/anchor.cpu")
 
 		start
+		local c0
+		c0=$(cpu "$pid")
 		t0=$(now)
 		explore "$grep_req" >"$work/cold.json"
 		t1=$(now)
 		cold=$(echo "$t1 - $t0" | bc)
+		cold_cpu=$(echo "$(cpu "$pid") - $c0" | bc)
 		explore "$grep_req" >"$work/warm.json"
 		if cmp -s <(jq -c '.matches' "$work/cold.json") <(jq -c '.matches' "$work/warm.json"); then same=same; else same=DIFFERENT; fi
 		stop
@@ -94,12 +102,14 @@ bench() {
 		read=$(echo "$t1 - $t0" | bc)
 		stop
 
-		printf '%s run %d: first grep %.2fx of download+untar+rg (%d lines, cold answer %s as warm; rg %d lines); first list %.2fx; first read %.2fx\n' \
-			"$spec" "$r" "$(echo "$cold / $anchor" | bc -l)" "$(jq '.matches|length' "$work/cold.json")" "$same" \
+		printf '%s run %d: first grep %.2fx of download+untar+rg (CPU %.2fs vs %.2fs, %.2fx; %d lines, cold answer %s as warm; rg %d lines); first list %.2fx; first read %.2fx\n' \
+			"$spec" "$r" "$(echo "$cold / $anchor" | bc -l)" "$cold_cpu" "$anchor_cpu" "$(echo "$cold_cpu / $anchor_cpu" | bc -l)" \
+			"$(jq '.matches|length' "$work/cold.json")" "$same" \
 			"$(wc -l <"$work/rg.out")" "$(echo "$list / $anchor" | bc -l)" "$(echo "$read / $anchor" | bc -l)"
 	done
 }
 
 echo "cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg); $(rg --version | sed -n 1p)"
+trap 'echo "load at the end: $(cut -d" " -f1-3 /proc/loadavg)"; cleanup' EXIT
 bench next@16.4.6 useRouter package.json
 bench lucide-react@1.81.0 ArrowLeft package.json

@@ -162,7 +162,11 @@ type Config struct {
 	// text plus about 0.3x for postings): a version over it still lists
 	// and reads, and grep says why. IndexCacheBytes bounds the local index
 	// cache on disk (least recently used files are removed; 0: no bound).
-	MaxIndexBytes, IndexCacheBytes                      int64
+	MaxIndexBytes, IndexCacheBytes int64
+	// IndexSpoolBytes bounds the disk in the index cache that fresh
+	// ingests' bodies take until their version's full index is built
+	// from them (search.Options.SpoolBytes; 0: builds read the store).
+	IndexSpoolBytes                                     int64
 	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
 	GrepTimeout                                         time.Duration
@@ -356,6 +360,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Str(&c.IndexDir, "index-dir", "local cache of search indexes (default: data-dir/indexes)")
 	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
 	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "search indexes kept mapped at once")
+	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them (0: builds read the store)")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
 	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines a grep returns when maxMatches is not given")
 	b.Int(&c.MaxMatches, "max-matches", "largest maxMatches a grep may ask for")
@@ -473,6 +478,9 @@ func (c Config) Validate() error {
 	positive("max-open-indexes", int64(c.MaxOpenIndexes))
 	positive("max-index-builds", int64(c.MaxIndexBuilds))
 	positive("max-index-bytes", c.MaxIndexBytes)
+	if c.IndexSpoolBytes < 0 {
+		errs = append(errs, fmt.Errorf("index-spool-bytes must not be negative, got %d", c.IndexSpoolBytes))
+	}
 	if c.IndexCacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("index-cache-bytes must not be negative, got %d", c.IndexCacheBytes))
 	}

@@ -98,6 +98,7 @@ func Default() Config {
 		// room for 4x that and bounds the disk one version can take.
 		MaxIndexBytes:       so.Build.MaxIndexBytes,
 		IndexCacheBytes:     so.CacheBytes,
+		IndexSpoolBytes:     so.SpoolBytes,
 		MaxGrepPatternBytes: sl.MaxPatternBytes,
 		DefaultMaxMatches:   sl.DefaultMaxMatches,
 		MaxMatches:          sl.MaxMatches,
@@ -205,7 +206,7 @@ func (c Config) Search() search.Options {
 	}
 	o := search.DefaultOptions(dir)
 	o.MaxOpen, o.MaxBuilds, o.Search = c.MaxOpenIndexes, c.MaxIndexBuilds, c.GrepLimits()
-	o.CacheBytes, o.Build.MaxIndexBytes = c.IndexCacheBytes, c.MaxIndexBytes
+	o.CacheBytes, o.Build.MaxIndexBytes, o.SpoolBytes = c.IndexCacheBytes, c.MaxIndexBytes, c.IndexSpoolBytes
 	return o
 }
 

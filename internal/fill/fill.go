@@ -65,6 +65,14 @@ type Indexer interface {
 	Ensure(ctx context.Context, name, version string) (index.Stats, error)
 }
 
+// Spooler is an Indexer that builds a version's first indexes faster from
+// the bodies its fill writes than from the store (search.Searcher.Spool):
+// Spool wraps the writer ingest stores through, and done is called once
+// the ingest has ended, committed or not.
+type Spooler interface {
+	Spool(w store.Writer, name, version string) (_ store.Writer, done func())
+}
+
 // Options configure the chain.
 type Options struct {
 	// Timeout bounds one fill. The fill runs detached from the request
@@ -86,7 +94,8 @@ type Options struct {
 	// fetches, after its files are committed. The mirror passes
 	// search.Searcher.Later (a list should not wait for the index; a grep
 	// joins the same build); the indexer's warm jobs pass the Searcher
-	// itself, so a warmed version is indexed when the job ends.
+	// itself, so a warmed version is indexed when the job ends. When it
+	// is also a Spooler, the fetch passes it the bodies it stores.
 	Index Indexer
 }
 
@@ -95,7 +104,8 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	var f Filler = &fetch{st: st, reg: reg, lim: opt.Ingest, log: opt.Logger}
+	spool, _ := opt.Index.(Spooler)
+	var f Filler = &fetch{st: st, reg: reg, lim: opt.Ingest, log: opt.Logger, spool: spool}
 	if opt.Index != nil {
 		f = indexAfter(f, opt.Index)
 	}
@@ -220,10 +230,11 @@ func (s *singleFlight) Fill(ctx context.Context, name, version string) error {
 
 // fetch downloads, verifies, unpacks and commits one version.
 type fetch struct {
-	st  store.Store
-	reg Registry
-	lim ingest.Limits
-	log *slog.Logger
+	st    store.Store
+	reg   Registry
+	lim   ingest.Limits
+	log   *slog.Logger
+	spool Spooler // nil: the index is built from the store alone
 }
 
 func (f *fetch) Fill(ctx context.Context, name, version string) error {
@@ -274,7 +285,13 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 			integrity = "sha1-" + base64.StdEncoding.EncodeToString(sum)
 		}
 	}
-	_, err = ingest.Ingest(ctx, f.st, name, version, integrity, tgz, f.lim)
+	var w store.Writer = f.st
+	if f.spool != nil {
+		var done func()
+		w, done = f.spool.Spool(w, name, version)
+		defer done()
+	}
+	_, err = ingest.Ingest(ctx, w, name, version, integrity, tgz, f.lim)
 	if errors.Is(err, store.ErrExists) {
 		return nil // another replica or flight committed the same bytes first
 	}

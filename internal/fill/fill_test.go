@@ -158,3 +158,60 @@ func TestUnknownVersionIsNotFound(t *testing.T) {
 		t.Errorf("a missing version left a record: %v", err)
 	}
 }
+
+// spoolRecorder is the searcher, recording what the fetch hands Spool.
+type spoolRecorder struct {
+	*search.Searcher
+	mu     sync.Mutex
+	spools []string
+	bodies int
+	done   int
+}
+
+func (r *spoolRecorder) Spool(w store.Writer, name, version string) (store.Writer, func()) {
+	r.mu.Lock()
+	r.spools = append(r.spools, name+"@"+version)
+	r.mu.Unlock()
+	inner, done := r.Searcher.Spool(w, name, version)
+	return countingWriter{Writer: inner, r: r}, func() {
+		r.mu.Lock()
+		r.done++
+		r.mu.Unlock()
+		done()
+	}
+}
+
+type countingWriter struct {
+	store.Writer
+	r *spoolRecorder
+}
+
+func (w countingWriter) PutBlobs(ctx context.Context, blobs []store.Blob) error {
+	w.r.mu.Lock()
+	w.r.bodies += len(blobs)
+	w.r.mu.Unlock()
+	return w.Writer.PutBlobs(ctx, blobs)
+}
+
+// TestColdFillSpoolsBodiesForTheIndex: when the indexer is a Spooler, the
+// fetch writes every body through its Spool and ends it once, so the
+// version's first index builds need not read the bodies back.
+func TestColdFillSpoolsBodiesForTheIndex(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "spooled", "1.0.0")
+	r := &spoolRecorder{Searcher: e.s}
+	f := e.filler(fill.Options{Timeout: time.Minute, Index: r})
+	if err := f.Fill(t.Context(), "spooled", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.spools) != 1 || r.spools[0] != "spooled@1.0.0" || r.done != 1 || r.bodies != 2 {
+		t.Errorf("spools %v, ended %d times, %d bodies through it; want spooled@1.0.0 once, ended once, 2 bodies",
+			r.spools, r.done, r.bodies)
+	}
+	if _, err := e.s.Search(t.Context(), "spooled", "1.0.0", index.Query{Pattern: "exports"}); err != nil {
+		t.Fatal(err)
+	}
+}

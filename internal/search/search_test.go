@@ -65,6 +65,15 @@ func newStore(t *testing.T) *countingStore {
 // publish commits name@version with files (path → body) to st.
 func publish(t *testing.T, st store.Store, name, version string, files map[string]string) {
 	t.Helper()
+	if err := publishThrough(t, st, name, version, files); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// publishThrough stores files as name@version through w, as ingest does:
+// the bodies in two PutBlobs calls, then one commit.
+func publishThrough(t *testing.T, w store.Writer, name, version string, files map[string]string) error {
+	t.Helper()
 	v := store.NewVersion{Name: name, Version: version, Integrity: "sha512-x"}
 	var blobs []store.Blob
 	for p, body := range files {
@@ -73,12 +82,13 @@ func publish(t *testing.T, st store.Store, name, version string, files map[strin
 		v.Files = append(v.Files, store.File{Path: p, Size: int64(len(body)), Hash: h})
 	}
 	slices.SortFunc(v.Files, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
-	if err := st.PutBlobs(t.Context(), blobs); err != nil {
-		t.Fatal(err)
+	half := len(blobs) / 2
+	for _, part := range [][]store.Blob{blobs[:half], blobs[half:]} {
+		if err := w.PutBlobs(t.Context(), part); err != nil {
+			return err
+		}
 	}
-	if err := st.CommitVersion(t.Context(), v); err != nil {
-		t.Fatal(err)
-	}
+	return w.CommitVersion(t.Context(), v)
 }
 
 func newSearcher(t *testing.T, st Store, dir string, maxOpen int) *Searcher {

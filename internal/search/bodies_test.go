@@ -1,0 +1,194 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// spoolFiles is a version whose bodies are big enough to be compressed.
+func spoolFiles() map[string]string {
+	files := map[string]string{"bin.dat": "\x00binary needle"}
+	for i := range 20 {
+		var b strings.Builder
+		for j := range 100 {
+			fmt.Fprintf(&b, "export function needle_%d_%d() { return %d; }\n", i, j, i*j)
+		}
+		files[fmt.Sprintf("lib/f%02d.js", i)] = b.String()
+	}
+	files["lib/copy.js"] = files["lib/f03.js"]
+	return files
+}
+
+// fillThroughSpool stores files as name@version as a fill does, through
+// s.Spool.
+func fillThroughSpool(t *testing.T, s *Searcher, st store.Store, name, version string, files map[string]string) {
+	t.Helper()
+	w, done := s.Spool(st, name, version)
+	defer done()
+	if err := publishThrough(t, w, name, version, files); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spoolSearcher is a Searcher with the mirror's options (ScanFirst on).
+func spoolSearcher(t *testing.T, st Store, opt Options) *Searcher {
+	t.Helper()
+	s, err := New(st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func blobReads(st *countingStore) int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := 0
+	for _, c := range st.reads {
+		n += c
+	}
+	return n
+}
+
+// TestSpooledBodiesBuildWithoutReadingTheStore: the first grep (a scan
+// index) and the full build of a version filled through Spool read every
+// body from the spool, none from the store, and answer exactly what a
+// build from the store answers. Once the full build is done the spool is
+// closed and its bytes are given back.
+func TestSpooledBodiesBuildWithoutReadingTheStore(t *testing.T) {
+	st := newStore(t)
+	files := spoolFiles()
+	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
+	fillThroughSpool(t, s, st, "p", "1.0.0", files)
+	if s.spooled.Load() == 0 {
+		t.Fatal("nothing was spooled")
+	}
+	q := index.Query{Pattern: `needle_3_\d+\(`, MaxMatches: 1000}
+	first, err := s.Search(t.Context(), "p", "1.0.0", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Ensure(t.Context(), "p", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	s.bg.Wait()
+	if n := blobReads(st); n != 0 {
+		t.Errorf("the builds read %d bodies from the store, want 0", n)
+	}
+	if n := s.spooled.Load(); n != 0 {
+		t.Errorf("%d bytes still spooled after the full build", n)
+	}
+	if len(s.spools) != 0 {
+		t.Errorf("%d spools still registered after the full build", len(s.spools))
+	}
+
+	// The same version built from the store alone answers the same.
+	other := newSearcher(t, st, t.TempDir(), 8)
+	other.opt.ScanFirst = false
+	publish(t, st, "q", "1.0.0", files)
+	want, err := other.Search(t.Context(), "q", "1.0.0", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Matches) != 200 || !reflect.DeepEqual(first, want) {
+		t.Errorf("from the spool: %d matches, from the store: %d; they differ", len(first.Matches), len(want.Matches))
+	}
+}
+
+// TestSpooledBodyFailingItsHashIsReadFromTheStore: a spooled body whose
+// bytes changed on disk is never served; the build reads that body from
+// the store and the answer is the store's.
+func TestSpooledBodyFailingItsHashIsReadFromTheStore(t *testing.T) {
+	st := newStore(t)
+	files := spoolFiles()
+	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
+	fillThroughSpool(t, s, st, "p", "1.0.0", files)
+	b := s.spools[key("p", "1.0.0")]
+	victim := store.HashOf([]byte(files["lib/f05.js"]))
+	at := b.at[victim]
+	// "needle_5_" becomes "NEEDLE_5_" in the spool, not in the store.
+	if _, err := b.f.WriteAt([]byte("NEEDLE"), at.off+len64("export function ")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Search(t.Context(), "p", "1.0.0", index.Query{Pattern: `needle_5_0\(`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != 1 || res.Matches[0].File != "lib/f05.js" {
+		t.Errorf("matches = %+v, want lib/f05.js's needle_5_0 from the store's body", res.Matches)
+	}
+	st.mu.Lock()
+	reads := st.reads[victim]
+	st.mu.Unlock()
+	if reads == 0 {
+		t.Errorf("the altered body was not read from the store")
+	}
+	s.bg.Wait()
+}
+
+func len64(s string) int64 { return int64(len(s)) }
+
+// TestFailedIngestLeavesNoSpool: bodies spooled by an ingest whose commit
+// fails are never registered for builds, and once the ingest is done its
+// file is closed and nothing of it is left in the cache directory (the
+// file was unlinked on creation, so neither is anything after a crash).
+func TestFailedIngestLeavesNoSpool(t *testing.T) {
+	st := newStore(t)
+	dir := t.TempDir()
+	s := spoolSearcher(t, st, DefaultOptions(dir))
+	w, done := s.Spool(st, "p", "1.0.0")
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the spool is visible in the cache directory: %v", ents)
+	}
+	files := spoolFiles()
+	body := files["lib/f01.js"]
+	if err := w.PutBlobs(t.Context(), []store.Blob{{Hash: store.HashOf([]byte(body)), Data: []byte(body)}}); err != nil {
+		t.Fatal(err)
+	}
+	// A file whose body was never stored: the commit fails.
+	missing := store.NewVersion{Name: "p", Version: "1.0.0", Integrity: "sha512-x", Files: []store.File{
+		{Path: "a.js", Size: 3, Hash: store.HashOf([]byte("abc"))}}}
+	if err := w.CommitVersion(t.Context(), missing); !errors.Is(err, store.ErrMissingBlob) {
+		t.Fatalf("commit: %v, want ErrMissingBlob", err)
+	}
+	done()
+	if len(s.spools) != 0 || s.spooled.Load() != 0 {
+		t.Errorf("after a failed commit: %d spools registered, %d bytes spooled; want none", len(s.spools), s.spooled.Load())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left in the cache directory: %v", ents)
+	}
+}
+
+// TestSpoolBytesBoundsTheSpool: an ingest whose bodies exceed SpoolBytes
+// stops spooling (its builds read the store, with the same answers), and
+// never holds more than SpoolBytes.
+func TestSpoolBytesBoundsTheSpool(t *testing.T) {
+	st := newStore(t)
+	opt := DefaultOptions(t.TempDir())
+	opt.SpoolBytes = 10_000 // less than one version's bodies
+	s := spoolSearcher(t, st, opt)
+	w, done := s.Spool(st, "p", "1.0.0")
+	if err := publishThrough(t, w, "p", "1.0.0", spoolFiles()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.spooled.Load(); n > opt.SpoolBytes {
+		t.Errorf("spooled %d bytes, over SpoolBytes %d", n, opt.SpoolBytes)
+	}
+	done()
+	if len(s.spools) != 0 || s.spooled.Load() != 0 {
+		t.Errorf("a stopped spool is registered (%d) or holds bytes (%d)", len(s.spools), s.spooled.Load())
+	}
+	if got := grep(t, s, "p", "1.0.0", `needle_7_99\(`); len(got) != 1 {
+		t.Errorf("grep from the store = %v, want one match", got)
+	}
+	s.bg.Wait()
+}
