@@ -118,7 +118,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 			return err
 		}
 		defer a.Close()
-		ex = a.Service
+		ex = a.Explorer
 		if a.WebDocs != nil {
 			opt.WebDocs = a.WebDocs // explore_web_docs, over the same local mirror
 		}

@@ -42,11 +42,17 @@ type Options struct {
 	// StallTimeout bounds each write of a raw file to a client
 	// (--stalled-client-timeout); 0 leaves only the server's write-timeout.
 	StallTimeout time.Duration
+	// Projects answers explore requests that name a project and no
+	// package (internal/project), on /v1/explore and /mcp; nil refuses
+	// them.
+	Projects explore.ProjectExplorer
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	svc   *explore.Service
+	svc *explore.Service
+	// ex is svc answering project requests as well (Options.Projects).
+	ex    explore.Explorer
 	ready store.VersionReader
 	log   *slog.Logger
 	stall time.Duration
@@ -58,7 +64,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, ready: ready, log: log, stall: opt.StallTimeout}
+	s := &Server{svc: svc, ex: explore.WithProjects(svc, opt.Projects), ready: ready, log: log, stall: opt.StallTimeout}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -88,7 +94,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.GET("/v1/npm/*", s.npm)
 	registerJSDelivr(e, svc, opt.StallTimeout) // /v1/packages/npm/*, /npm/*
 	registerWebDocs(e, opt.WebDocs)            // /v1/webdocs
-	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(svc, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs)})))
+	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(s.ex, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs)})))
 	return e
 }
 

@@ -18,7 +18,7 @@ func (s *Server) explore(c echo.Context) error {
 		return err
 	}
 	c.Set("action", req.Action) // metrics.ActionKey: latency by action
-	res, err := explore.Do(c.Request().Context(), s.svc, *req)
+	res, err := explore.Do(c.Request().Context(), s.ex, *req)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,9 @@ type App struct {
 	warmStarted bool
 	// Projects are registered lockfiles (POST /v1/projects).
 	Projects *project.Service
+	// Explorer is Service answering project requests too (what /v1/explore
+	// and /mcp answer; `mirror mcp` serves it over stdio).
+	Explorer explore.Explorer
 	grace    time.Duration // cfg.ShutdownTimeout, for Close
 	core     *Core
 	redis    *redisconn.Conn
@@ -150,21 +153,23 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	svc := explore.New(ropt)
 	a.Service = svc
 	a.WebDocs = newWebDocs(svc.StoreOnly(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
+	// The project service checks access itself, for every package at once.
+	a.Projects = project.New(st, a.Warm, ropt.Access, cfg.Project())
+	// explore_npm with "project": the tree's packages read through svc's
+	// chain, so each one passes the access check; the API and /mcp hand
+	// project requests to it (explore.WithProjects).
+	projects := project.NewExplorer(a.Projects, svc, project.ExplorerLimits{
+		Glob: cfg.Explore().Glob, DefaultMatches: cfg.DefaultMaxMatches, MaxMatches: cfg.MaxMatches,
+	})
+	a.Explorer = explore.WithProjects(svc, projects)
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
-		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout,
+		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
 	})
 	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), cfg.MaxLockfileParses)
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
 	wh.Register(e, warmBody)
-	// The project service checks access itself, for every package at once.
-	a.Projects = project.New(st, a.Warm, ropt.Access, cfg.Project())
 	project.NewHandlers(a.Projects).Register(e, warmBody)
-	// explore_npm with "project": the tree's packages read through svc's
-	// chain, so each one passes the access check.
-	svc.SetProjects(project.NewExplorer(a.Projects, svc, project.ExplorerLimits{
-		Glob: cfg.Explore().Glob, DefaultMatches: cfg.DefaultMaxMatches, MaxMatches: cfg.MaxMatches,
-	}))
 	a.mountWeb(e, svc, wh, reg, ropt.Access)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is

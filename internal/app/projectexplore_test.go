@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
@@ -150,14 +151,18 @@ func TestProjectIsTheInstalledTree(t *testing.T) {
 
 	var list project.ListAnswer
 	m.exploreProject(map[string]any{"project": reg.ID, "action": "list", "maxBytes": 1 << 20}, &list)
-	if want := in.files(t); !list.Complete || !slices.Equal(list.Files, want) {
-		t.Fatalf("project list (complete %v):\n%v\ninstalled:\n%v", list.Complete, list.Files, want)
+	var files []string
+	for _, e := range list.Entries {
+		files = append(files, e.Path)
+	}
+	if want := in.files(t); !list.Complete || !slices.Equal(files, want) {
+		t.Fatalf("project list (complete %v):\n%v\ninstalled:\n%v", list.Complete, files, want)
 	}
 
 	for _, pattern := range []string{"hello", `^export (const|type) \w+`, "2\\.1\\.3"} {
 		want := in.rg(t, pattern)
 		var got []string
-		req := map[string]any{"project": reg.ID, "action": "grep", "pattern": pattern, "maxBytes": 300, "maxMatches": 1000}
+		req := map[string]any{"project": reg.ID, "action": "grep", "pattern": pattern, "maxBytes": 4096, "maxMatches": 3}
 		for pages := 0; ; pages++ {
 			var ans project.GrepAnswer
 			m.exploreProject(req, &ans)
@@ -194,8 +199,8 @@ func TestProjectIsTheInstalledTree(t *testing.T) {
 	m.exploreProject(map[string]any{"project": reg.ID, "action": "grep", "pattern": "hello", "outputMode": "files_with_matches",
 		"include": []string{"node_modules/@scope/**"}}, &scoped)
 	for _, f := range scoped.Files {
-		if !strings.HasPrefix(f, "node_modules/@scope/") {
-			t.Errorf("include node_modules/@scope/** answered %s", f)
+		if !strings.HasPrefix(f.Path, "node_modules/@scope/") {
+			t.Errorf("include node_modules/@scope/** answered %s", f.Path)
 		}
 	}
 	if len(scoped.Files) != 6 { // @scope/x and its nested a@2: index.js, README.md, lib/util.d.ts each
@@ -233,5 +238,44 @@ func TestProjectNotYetWarm(t *testing.T) {
 	}
 	if status, b := m.do(http.MethodPost, "/v1/explore", "", map[string]any{"project": strings.Repeat("0", 64), "action": "list"}); status != http.StatusNotFound {
 		t.Errorf("unknown project: %d %s", status, b)
+	}
+}
+
+// TestProjectFailedIsNotWaitedFor: a package whose ingest failed, or one
+// that is not from the registry (a git dependency), will not turn warm
+// while a grep waits: the grep waits only for pending packages (here
+// none, under a project-wait of an hour) and names the others apart from
+// pending ones, each with its reason.
+func TestProjectFailedIsNotWaitedFor(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.ProjectWait = time.Hour })
+	publishProject(t, m.reg)
+	lock := strings.Replace(projectLock, `"node_modules/ms": {"version": "2.0.0"}`,
+		`"node_modules/ms": {"version": "2.0.0"}, "node_modules/broken": {"version": "1.0.0"},
+		 "node_modules/fromgit": {"version": "git+ssh://git@example.invalid/x.git#0123456789abcdef0123456789abcdef01234567", "resolved": "git+ssh://git@example.invalid/x.git#0123456789abcdef0123456789abcdef01234567"}`, 1)
+	status, b := m.do(http.MethodPost, "/v1/projects", "", lockUpload(lock))
+	var reg project.Registered
+	if err := json.Unmarshal(b, &reg); status != http.StatusCreated || err != nil {
+		t.Fatalf("register: %d %s", status, b)
+	}
+	if _, err := m.app.Warm.Wait(t.Context(), reg.WarmRequest, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.app.Store.MarkFailed(t.Context(), "broken", "1.0.0", "tarball integrity mismatch"); err != nil {
+		t.Fatal(err) // whatever the warm job recorded, it failed for this reason
+	}
+	var ans project.GrepAnswer
+	m.exploreProject(map[string]any{"project": reg.ID, "action": "grep", "pattern": "module"}, &ans)
+	if ans.Complete || len(ans.Pending) != 0 || ans.PendingCount != 0 || len(ans.Matches) != 3 {
+		t.Errorf("grep: complete %v, pending %v (%d), %d matches; want incomplete, nothing pending, 3 matches", ans.Complete, ans.Pending, ans.PendingCount, len(ans.Matches))
+	}
+	if ans.FailedCount != 2 || len(ans.Failed) != 2 ||
+		ans.Failed[0].Path != "node_modules/broken" || !strings.Contains(ans.Failed[0].Reason, "tarball integrity mismatch") ||
+		ans.Failed[1].Path != "node_modules/fromgit" || !strings.Contains(ans.Failed[1].Reason, "git") {
+		t.Errorf("failed %+v (%d): want broken (its ingest's reason) and fromgit (a git dependency)", ans.Failed, ans.FailedCount)
+	}
+	var list project.ListAnswer
+	m.exploreProject(map[string]any{"project": reg.ID, "action": "list"}, &list)
+	if list.Complete || list.FailedCount != 2 || list.PendingCount != 0 {
+		t.Errorf("list: complete %v, failed %d, pending %d; want false, 2, 0", list.Complete, list.FailedCount, list.PendingCount)
 	}
 }

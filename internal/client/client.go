@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -121,14 +122,25 @@ func (c *Client) Diff(ctx context.Context, r explore.Request) (*explore.DiffResu
 	return &res, err
 }
 
-// ExploreProject forwards a project request (explore.ProjectExplorer):
-// the remote's answer is passed on as it came.
+// ExploreProject forwards a project request (explore.ProjectExplorer),
+// decoded as the remote's project explorer answered it.
 func (c *Client) ExploreProject(ctx context.Context, r explore.Request) (any, error) {
-	var raw json.RawMessage
-	if err := c.call(ctx, r, &raw); err != nil {
+	var res any
+	switch r.Action {
+	case "list", "glob":
+		res = &project.ListAnswer{}
+	case "grep":
+		res = &project.GrepAnswer{}
+	case "read":
+		res = &explore.ReadResult{}
+	default:
+		var raw json.RawMessage
+		res = &raw
+	}
+	if err := c.call(ctx, r, res); err != nil {
 		return nil, err
 	}
-	return raw, nil
+	return res, nil
 }
 
 // call posts body, the API's own request type (so the client cannot drift

@@ -48,9 +48,6 @@ type Config struct {
 	LockfileMaxBytes  int64
 	LockfileMaxNodes  int
 	MaxLockfileParses int
-	// ProjectAnswerBytes is the default budget of a project answer,
-	// MaxProjectAnswerBytes the most a request's maxBytes may ask.
-	ProjectAnswerBytes, MaxProjectAnswerBytes int
 	// PublicURL is the mirror's address as its users reach it
 	// ("https://pkgscope.example.internal"): answers then link to the web
 	// page of what they answered. Empty: a mirror listening on a loopback
@@ -310,8 +307,6 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.LockfileMaxBytes, "lockfile-max-bytes", "largest lockfile POST /v1/warm parses")
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
 	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm bodies read and parsed at once; more wait")
-	b.Int(&c.ProjectAnswerBytes, "project-answer-bytes", "default byte budget of a project list, glob or grep answer")
-	b.Int(&c.MaxProjectAnswerBytes, "max-project-answer-bytes", "most bytes a project answer's maxBytes may ask for")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
@@ -442,8 +437,6 @@ func (c Config) Validate() error {
 	positive("max-warm-body-bytes", c.MaxWarmBodyBytes)
 	positive("max-project-packages", int64(c.MaxProjectPackages))
 	positive("max-project-lockfile-bytes", c.MaxProjectLockfileBytes)
-	positive("project-answer-bytes", int64(c.ProjectAnswerBytes))
-	positive("max-project-answer-bytes", int64(c.MaxProjectAnswerBytes))
 	if c.ProjectWait < 0 {
 		errs = append(errs, fmt.Errorf("project-wait must not be negative, got %s", c.ProjectWait))
 	}

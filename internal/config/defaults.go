@@ -44,8 +44,6 @@ func Default() Config {
 		MaxProjectPackages:      pl.MaxPackages,
 		MaxProjectLockfileBytes: pl.MaxLockfileBytes,
 		ProjectWait:             pl.Wait,
-		ProjectAnswerBytes:      pl.AnswerBytes,
-		MaxProjectAnswerBytes:   pl.MaxAnswerBytes,
 		ReadHeaderTimeout:       10 * time.Second,
 		ReadTimeout:             30 * time.Second,
 		WriteTimeout:            6 * time.Minute,
@@ -151,8 +149,7 @@ func Default() Config {
 
 // Project returns the project limits.
 func (c Config) Project() project.Limits {
-	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait,
-		AnswerBytes: c.ProjectAnswerBytes, MaxAnswerBytes: c.MaxProjectAnswerBytes}
+	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait}
 }
 
 // Upstream is the registry client's configuration; the caller names itself

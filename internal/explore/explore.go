@@ -113,8 +113,7 @@ type Service struct {
 	searcher Searcher
 	suggest  Suggester
 	lim      Limits
-	browse   string          // Options.BrowseURL
-	projects ProjectExplorer // SetProjects; nil: project requests are refused
+	browse   string // Options.BrowseURL
 }
 
 // New composes the read chain from opt (the order is the package

@@ -75,7 +75,7 @@ func (s *Service) List(ctx context.Context, r Request) (*ListResult, error) {
 				len(files), b.Limit(), res.Depth)
 		}
 	}
-	s.page(res, tree(files, dir, res.Depth), b, r)
+	PageEntries(res, tree(files, dir, res.Depth), b, r)
 	return res, nil
 }
 
@@ -105,12 +105,14 @@ func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
 		}
 	}
 	b.ReserveHeader(res.Answer, r)
-	s.page(res, all, b, r)
+	PageEntries(res, all, b, r)
 	return res, nil
 }
 
-// page fills res with the entries after r's cursor while b lasts.
-func (s *Service) page(res *ListResult, all []Entry, b *Budget, r Request) {
+// PageEntries fills res with the entries of all (in byte order of their
+// paths) after r's cursor while b lasts, cutting res with the request that
+// continues it: list's and glob's paging, a project's too.
+func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
 	i := 0
 	if r.Cursor != "" {
 		after := strings.TrimPrefix(r.Cursor, "l:")

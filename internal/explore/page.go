@@ -41,11 +41,14 @@ import (
 	"unicode/utf8"
 )
 
-// Answer heads every explore answer: what was answered, why that version,
+// Answer heads every explore answer (a project's too): what was answered, why that version,
 // what was corrected, and how to go on when the budget cut it.
 type Answer struct {
-	PackageName string `json:"packageName"`
-	Version     string `json:"version"`
+	// PackageName and Version are what was answered; a project answer
+	// (internal/project) names the Project instead.
+	PackageName string `json:"packageName,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Project     string `json:"project,omitempty"`
 	// ResolvedFrom says why this version: "exact", "range ^18",
 	// "dist-tag next", "latest: no version given", or the reason a
 	// project-aware caller filled in (a lockfile).

@@ -129,23 +129,27 @@ func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
 
 // ProjectExplorer answers a Request whose Project is set and PackageName
 // is not: the actions over a registered project's node_modules tree
-// (internal/project).
+// (internal/project). Do hands such a request to an Explorer that is also
+// a ProjectExplorer (WithProjects composes one).
 type ProjectExplorer interface {
 	ExploreProject(ctx context.Context, r Request) (any, error)
 }
 
 type projectExplorer = ProjectExplorer
 
-// SetProjects installs the project explorer Do hands project requests to
-// (through Service.ExploreProject). Call it before serving.
-func (s *Service) SetProjects(p ProjectExplorer) { s.projects = p }
-
-// ExploreProject hands r to the project explorer SetProjects installed.
-func (s *Service) ExploreProject(ctx context.Context, r Request) (any, error) {
-	if s.projects == nil {
-		return nil, &InputError{Field: "project", Err: errors.New("this server does not explore projects; give packageName")}
+// WithProjects returns ex answering project requests through p as well:
+// the project explorer reads its packages through ex, so the two are
+// composed where the chain is wired, after both exist.
+func WithProjects(ex Explorer, p ProjectExplorer) Explorer {
+	if p == nil {
+		return ex
 	}
-	return s.projects.ExploreProject(ctx, r)
+	return withProjects{ex, p}
+}
+
+type withProjects struct {
+	Explorer
+	ProjectExplorer
 }
 
 // StoredVersion returns name@version's files through the read chain

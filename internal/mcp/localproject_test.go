@@ -30,7 +30,7 @@ func TestLocalProjectOverStdio(t *testing.T) {
 	if _, err := m.app.Warm.Wait(t.Context(), reg.WarmRequest, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs := inMemory(t, m.app.Service, mcp.Options{LocalProject: func(ctx context.Context) (string, error) {
+	cs := inMemory(t, m.app.Explorer, mcp.Options{LocalProject: func(ctx context.Context) (string, error) {
 		r, err := m.app.Projects.RegisterDir(ctx, dir)
 		if err != nil {
 			return "", err
@@ -38,7 +38,7 @@ func TestLocalProjectOverStdio(t *testing.T) {
 		return r.ID, nil
 	}})
 	res := call(t, cs, `{"action":"grep","pattern":"foo","outputMode":"files_with_matches"}`)
-	if res.IsError || !strings.Contains(text(res), "node_modules/grepme/many.js") || !strings.Contains(text(res), `"complete": true`) {
+	if res.IsError || !strings.Contains(text(res), "node_modules/grepme/many.js") || strings.Contains(text(res), "[incomplete") {
 		t.Errorf("project grep over stdio: %s", text(res))
 	}
 	res = call(t, cs, `{"action":"read","path":"node_modules/grepme/node_modules/lib/a.txt"}`)

@@ -6,13 +6,18 @@ import (
 	"strings"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/project"
 )
 
 // head is an answer's first line: what was answered, which version and
 // why, then what follows; each note gets its own line after it.
 func head(a explore.Answer, what string) string {
 	var b strings.Builder
-	b.WriteString(a.PackageName + "@" + a.Version)
+	if a.PackageName == "" && a.Project != "" {
+		b.WriteString("project " + a.Project)
+	} else {
+		b.WriteString(a.PackageName + "@" + a.Version)
+	}
 	if a.ResolvedFrom != "" {
 		b.WriteString(" (" + a.ResolvedFrom + ")")
 	}
@@ -221,6 +226,57 @@ func renderDiff(r *explore.DiffResult, note string) string {
 	if r.Next != nil {
 		next, _ := json.Marshal(r.Next)
 		fmt.Fprintf(&b, "\n[the diff goes on (cut by %s): call again with %s]", r.TruncatedBy, next)
+	}
+	return b.String()
+}
+
+// renderProjectList is a package's list text over a project's tree, then
+// what the answer could not cover.
+func renderProjectList(r *project.ListAnswer, action string) string {
+	return renderList(&r.ListResult, action) + coverageText(r.Complete, r.Pending, r.PendingCount, r.Failed, r.FailedCount)
+}
+
+// renderProjectGrep is a package's grep text in project paths (count:
+// matching lines per package folder), then what it could not cover.
+func renderProjectGrep(r *project.GrepAnswer) string {
+	text := renderGrep(&r.GrepResult)
+	if r.OutputMode == explore.OutputCount {
+		var b strings.Builder
+		what := "matching lines in " + plural(len(r.Counts), "package")
+		if r.Next != nil {
+			what += " on this page"
+		}
+		b.WriteString(head(r.Answer, fmt.Sprintf("grep: %s (%s searched)", what, plural(r.PackagesSearched, "package"))))
+		for _, c := range r.Counts {
+			fmt.Fprintf(&b, "\n%s (%s@%s): %d", c.Path, c.Package, c.Version, c.Matches)
+		}
+		text = b.String() + tail(r.Answer)
+	}
+	return text + coverageText(r.Complete, r.Pending, r.PendingCount, r.Failed, r.FailedCount)
+}
+
+// coverageText says which folders a project answer left out and why.
+func coverageText(complete bool, pending []string, pendingCount int, failed []project.FailedPackage, failedCount int) string {
+	if complete {
+		return ""
+	}
+	var b strings.Builder
+	if pendingCount > 0 {
+		fmt.Fprintf(&b, "\n[incomplete: %s not warm yet, ask again: %s", plural(pendingCount, "package"), strings.Join(pending, ", "))
+		if pendingCount > len(pending) {
+			b.WriteString(", ...")
+		}
+		b.WriteString("]")
+	}
+	if failedCount > 0 {
+		fmt.Fprintf(&b, "\n[incomplete: %s cannot be explored:", plural(failedCount, "package"))
+		for _, f := range failed {
+			fmt.Fprintf(&b, "\n  %s: %s", f.Path, f.Reason)
+		}
+		if failedCount > len(failed) {
+			b.WriteString("\n  ...")
+		}
+		b.WriteString("]")
 	}
 	return b.String()
 }

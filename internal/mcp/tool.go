@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/project"
 )
 
 // Input is the explore_npm tool's arguments: exactly the /v1/explore body.
@@ -78,6 +79,8 @@ func outputSchema() *jsonschema.Schema {
 		must(jsonschema.For[explore.ReadResult](opt)),
 		must(jsonschema.For[explore.GrepResult](opt)),
 		must(jsonschema.For[explore.DiffResult](opt)),
+		must(jsonschema.For[project.ListAnswer](opt)),
+		must(jsonschema.For[project.GrepAnswer](opt)),
 	} {
 		for k, p := range s.Properties {
 			if prev, ok := out.Properties[k]; ok && !sameSchema(prev, p) {
@@ -218,14 +221,12 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		return ok(res, fromSource(res.Source, text)), nil
 	case *explore.DiffResult:
 		return ok(res, renderDiff(res, note)), nil
+	case *project.ListAnswer:
+		return ok(res, renderProjectList(res, in.Action)), nil
+	case *project.GrepAnswer:
+		return ok(res, renderProjectGrep(res)), nil
 	}
-	// A project answer (internal/project) is its JSON: its fields (pending,
-	// complete, next) are what a model needs to read.
-	b, err := json.MarshalIndent(res, "", " ")
-	if err != nil {
-		return t.fail(fmt.Errorf("explore_npm: encoding a %T: %w", res, err), note), nil
-	}
-	return ok(res, string(b)), nil
+	return t.fail(fmt.Errorf("explore_npm: no text for a %T answer", res), note), nil
 }
 
 // setWhy records why the project chose the version, when it did.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,8 @@ import (
 )
 
 // Reader is what exploring a project needs of the explore service: every
-// package read goes through its read chain, access check first.
+// package read goes through its read chain, access check first, and every
+// answer is budgeted as a package's is (explore's page.go).
 type Reader interface {
 	// StoredVersion returns a stored version's files, never filling.
 	StoredVersion(ctx context.Context, name, version string) (*explore.Opened, error)
@@ -26,23 +28,21 @@ type Reader interface {
 	SearchIn(ctx context.Context, o *explore.Opened, q index.Query) (*explore.Searched, error)
 	// Read reads lines of one file of a version (filling it if needed).
 	Read(ctx context.Context, r explore.Request) (*explore.ReadResult, error)
+	// Budget is the byte budget of one answer (maxBytes, answer-bytes,
+	// max-answer-bytes).
+	Budget(maxBytes int, read bool) (*explore.Budget, error)
 }
 
 // Explorer answers explore_npm over a project's node_modules tree
 // (explore.ProjectExplorer).
 type Explorer struct {
-	svc  *Service
-	rd   Reader
-	glob pathglob.Limits
-	// answerBytes is the default budget of a list, glob or grep answer,
-	// maxAnswerBytes the most a caller may ask for (maxBytes).
-	answerBytes, maxAnswerBytes int
-	defaultMatches, maxMatches  int
+	svc *Service
+	rd  Reader
+	lim ExplorerLimits
 }
 
 // ExplorerLimits are the explore service's own caps, so a project answer
-// is bounded like a package's; the byte budgets are the project's
-// Limits.
+// is bounded like a package's.
 type ExplorerLimits struct {
 	Glob                       pathglob.Limits
 	DefaultMatches, MaxMatches int
@@ -51,32 +51,50 @@ type ExplorerLimits struct {
 // NewExplorer returns an Explorer over svc's projects, reading packages
 // through rd.
 func NewExplorer(svc *Service, rd Reader, lim ExplorerLimits) *Explorer {
-	return &Explorer{svc: svc, rd: rd, glob: lim.Glob, answerBytes: svc.lim.AnswerBytes, maxAnswerBytes: svc.lim.MaxAnswerBytes,
-		defaultMatches: lim.DefaultMatches, maxMatches: lim.MaxMatches}
+	return &Explorer{svc: svc, rd: rd, lim: lim}
 }
 
-// ListAnswer answers list and glob over a project.
+// maxNamed is how many pending or failed folders an answer names; the
+// counts say how many there are, GET /v1/projects/{id} lists them all.
+const maxNamed = 20
+
+// FailedPackage is a folder whose files no answer can hold, and why: its
+// ingest failed, or it is not a registry package (git, file:, link).
+type FailedPackage struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// coverage is which folders an answer could not cover: pending ones (not
+// warm yet: ask again) and failed ones (never: the reason says why).
+type coverage struct {
+	pending []string
+	failed  []FailedPackage
+}
+
+// Fields fills an answer's coverage fields.
+func (c coverage) fill(a *explore.Answer, complete *bool, pending *[]string, pendingCount *int, failed *[]FailedPackage, failedCount *int) {
+	*complete = len(c.pending) == 0 && len(c.failed) == 0
+	*pending, *pendingCount = c.pending[:min(len(c.pending), maxNamed)], len(c.pending)
+	*failed, *failedCount = c.failed[:min(len(c.failed), maxNamed)], len(c.failed)
+	if len(c.pending) > maxNamed || len(c.failed) > maxNamed {
+		a.Note("only the first %d pending and failed folders are named; GET /v1/projects/%s lists every folder's state", maxNamed, a.Project)
+	}
+}
+
+// ListAnswer answers list and glob over a project: a package's list
+// answer (every file as a project path, in byte order, paged the same
+// way) and which folders it could not cover.
 type ListAnswer struct {
-	Project string `json:"project"`
-	// Files are project paths in byte order.
-	Files []string `json:"files"`
-	// Complete is false when packages the answer should cover were not
-	// warm yet: Pending names their folders (ask again, or GET
-	// /v1/projects/{id}).
-	Complete bool     `json:"complete"`
-	Pending  []string `json:"pending,omitempty"`
-	// Truncated says the budget (maxBytes) cut the answer; Next is the
-	// complete request that continues it.
-	Truncated bool             `json:"truncated"`
-	Next      *explore.Request `json:"next,omitempty"`
-}
-
-// GrepMatch is one matching line of a project file.
-type GrepMatch struct {
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Column int    `json:"column"`
-	Text   string `json:"text,omitempty"`
+	explore.ListResult
+	// Complete is false when folders are missing from the answer: Pending
+	// are not warm yet (ask again), Failed never will be (with the
+	// reason). Each names at most 20; the counts are all of them.
+	Complete     bool            `json:"complete"`
+	Pending      []string        `json:"pending,omitempty"`
+	PendingCount int             `json:"pendingCount,omitempty"`
+	Failed       []FailedPackage `json:"failed,omitempty"`
+	FailedCount  int             `json:"failedCount,omitempty"`
 }
 
 // PackageCount is outputMode count: matching lines per package folder.
@@ -88,20 +106,20 @@ type PackageCount struct {
 	Matches int    `json:"matches"`
 }
 
-// GrepAnswer answers grep over a project. Direct dependencies are
-// searched first, then the others, each in path order.
+// GrepAnswer answers grep over a project: a package's grep answer (the
+// same matches and files, paged the same way) in project paths. Direct
+// dependencies are searched first, then the others, each in folder order,
+// then file and line. outputMode count counts per package (Counts).
 type GrepAnswer struct {
-	Project          string           `json:"project"`
-	OutputMode       string           `json:"outputMode"`
-	Matches          []GrepMatch      `json:"matches,omitempty"`
-	Files            []string         `json:"files,omitempty"`
-	Counts           []PackageCount   `json:"counts,omitempty"`
-	PackagesSearched int              `json:"packagesSearched"`
-	Complete         bool             `json:"complete"`
-	Pending          []string         `json:"pending,omitempty"`
-	Truncated        bool             `json:"truncated"`
-	TruncatedBy      string           `json:"truncatedBy,omitempty"`
-	Next             *explore.Request `json:"next,omitempty"`
+	explore.GrepResult
+	Counts []PackageCount `json:"counts,omitempty"`
+	// PackagesSearched counts the packages this page searched.
+	PackagesSearched int             `json:"packagesSearched"`
+	Complete         bool            `json:"complete"`
+	Pending          []string        `json:"pending,omitempty"`
+	PendingCount     int             `json:"pendingCount,omitempty"`
+	Failed           []FailedPackage `json:"failed,omitempty"`
+	FailedCount      int             `json:"failedCount,omitempty"`
 }
 
 // ExploreProject implements explore.ProjectExplorer.
@@ -110,26 +128,22 @@ func (x *Explorer) ExploreProject(ctx context.Context, r explore.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	budget := x.answerBytes
-	if r.MaxBytes > 0 {
-		budget = min(r.MaxBytes, x.maxAnswerBytes)
-	}
 	switch r.Action {
 	case "list":
-		return x.list(ctx, p, r, nil, budget)
+		return x.list(ctx, p, r, nil)
 	case "glob":
 		if len(r.Patterns) == 0 {
 			return nil, &explore.InputError{Field: "patterns", Err: errors.New(`give at least one glob, e.g. ["node_modules/@types/**/*.d.ts"]`)}
 		}
-		m, err := pathglob.Compile(r.Patterns, x.glob)
+		m, err := pathglob.Compile(r.Patterns, x.lim.Glob)
 		if err != nil {
 			return nil, &explore.InputError{Field: "patterns", Err: err}
 		}
-		return x.list(ctx, p, r, m, budget)
+		return x.list(ctx, p, r, m)
 	case "read":
 		return x.read(ctx, p, r)
 	case "grep":
-		return x.grep(ctx, p, r, budget)
+		return x.grep(ctx, p, r)
 	}
 	return nil, &explore.InputError{Field: "action", Err: fmt.Errorf("%q over a project: use list, glob, read or grep (diff takes a packageName)", r.Action)}
 }
@@ -141,19 +155,39 @@ type opened struct {
 }
 
 // open returns the project's warm packages (in folder order) and the
-// folders of the registry packages not warm yet. It waits up to the
-// project-wait budget for pending ones when wait is set.
-func (x *Explorer) open(ctx context.Context, p store.Project, wait bool) ([]opened, []string, error) {
+// folders it cannot answer from: pending (not in the store yet) and failed
+// (their ingest failed, or they are not registry packages). With wait it
+// waits up to the project-wait budget for pending ones only: a failed
+// package is not going to turn warm while a grep waits.
+func (x *Explorer) open(ctx context.Context, p store.Project, wait bool) ([]opened, coverage, error) {
 	var deadline time.Time
 	if wait && x.svc.lim.Wait > 0 {
 		deadline = time.Now().Add(x.svc.lim.Wait)
 	}
-	todo := slices.Clone(p.Packages)
+	var cov coverage
+	var todo []store.ProjectPackage
+	for _, pp := range p.Packages {
+		if warmable(pp) {
+			todo = append(todo, pp)
+		} else {
+			cov.failed = append(cov.failed, FailedPackage{Path: pp.Path, Reason: skipReason(pp)})
+		}
+	}
 	var warm []opened
 	for {
+		states, err := x.svc.states(ctx, todo)
+		if err != nil {
+			return nil, coverage{}, fmt.Errorf("project %s: %w", p.ID, err)
+		}
 		var pending []store.ProjectPackage
 		for _, pp := range todo {
-			if !warmable(pp) {
+			v, ok := states[store.VersionKey{Name: pp.Package, Version: pp.Version}]
+			switch {
+			case ok && v.State == store.StateFailed:
+				cov.failed = append(cov.failed, FailedPackage{Path: pp.Path, Reason: "its ingest failed: " + v.Reason})
+				continue
+			case !ok || v.State != store.StateReady:
+				pending = append(pending, pp)
 				continue
 			}
 			o, err := x.rd.StoredVersion(ctx, pp.Package, pp.Version)
@@ -163,60 +197,75 @@ func (x *Explorer) open(ctx context.Context, p store.Project, wait bool) ([]open
 			case errors.Is(err, store.ErrNotFound):
 				pending = append(pending, pp)
 			default:
-				return nil, nil, fmt.Errorf("project %s: %s: %w", p.ID, pp.Path, err)
+				return nil, coverage{}, fmt.Errorf("project %s: %s: %w", p.ID, pp.Path, err)
 			}
 		}
 		if len(pending) == 0 || deadline.IsZero() || !time.Now().Before(deadline) {
 			slices.SortFunc(warm, func(a, b opened) int { return cmp.Compare(a.pp.Path, b.pp.Path) })
-			paths := make([]string, len(pending))
-			for i, pp := range pending {
-				paths[i] = pp.Path
+			for _, pp := range pending {
+				cov.pending = append(cov.pending, pp.Path)
 			}
-			return warm, paths, nil
+			slices.SortFunc(cov.failed, func(a, b FailedPackage) int { return cmp.Compare(a.Path, b.Path) })
+			return warm, cov, nil
 		}
 		// The warm queue settles a package in well under a second; a
-		// quarter second between looks costs a few store reads.
+		// quarter second between looks costs one batched store read.
 		t := time.NewTimer(min(250*time.Millisecond, time.Until(deadline)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, ctx.Err()
+			return nil, coverage{}, ctx.Err()
 		case <-t.C:
 		}
 		todo = pending
 	}
 }
 
+// skipReason says why a folder that is not a registry package has no files.
+func skipReason(pp store.ProjectPackage) string {
+	why := pp.Kind + " dependency: the mirror serves registry packages only"
+	if pp.Reason != "" {
+		why += " (" + pp.Reason + ")"
+	}
+	return why
+}
+
+// header is a project answer's head: the project, and notes.
+func header(p store.Project) explore.Answer {
+	return explore.Answer{Project: p.ID, ResolvedFrom: "project " + p.ID[:12] + " (" + p.Format + ")"}
+}
+
 // list answers list and glob: every file of every warm package, as
-// project paths in byte order, from the cursor on.
-func (x *Explorer) list(ctx context.Context, p store.Project, r explore.Request, m *pathglob.Matcher, budget int) (*ListAnswer, error) {
-	warm, pending, err := x.open(ctx, p, false)
+// project paths in byte order, paged as a package's list is.
+func (x *Explorer) list(ctx context.Context, p store.Project, r explore.Request, m *pathglob.Matcher) (*ListAnswer, error) {
+	b, err := x.rd.Budget(r.MaxBytes, false)
 	if err != nil {
 		return nil, err
 	}
-	var all []string
+	warm, cov, err := x.open(ctx, p, false)
+	if err != nil {
+		return nil, err
+	}
+	var all []explore.Entry
 	for _, w := range warm {
 		for _, f := range w.o.Files {
 			path := w.pp.Path + "/" + f.Path
-			if path > r.Cursor && (m == nil || m.Match(path)) {
-				all = append(all, path)
+			if m == nil || m.Match(path) {
+				all = append(all, explore.Entry{Path: path, Type: explore.EntryFile, Bytes: f.Size})
 			}
 		}
 	}
-	slices.Sort(all)
-	ans := &ListAnswer{Project: p.ID, Files: []string{}, Complete: len(pending) == 0, Pending: pending}
-	used := 0
-	for _, path := range all {
-		if used+len(path)+1 > budget && len(ans.Files) > 0 {
-			ans.Truncated = true
-			next := r
-			next.Cursor = ans.Files[len(ans.Files)-1]
-			ans.Next = &next
-			break
-		}
-		used += len(path) + 1
-		ans.Files = append(ans.Files, path)
+	slices.SortFunc(all, func(a, b explore.Entry) int { return cmp.Compare(a.Path, b.Path) })
+	ans := &ListAnswer{ListResult: explore.ListResult{Answer: header(p), Entries: []explore.Entry{}}}
+	for _, e := range all {
+		ans.TotalFiles++
+		ans.TotalBytes += e.Bytes
 	}
+	cov.fill(&ans.Answer, &ans.Complete, &ans.Pending, &ans.PendingCount, &ans.Failed, &ans.FailedCount)
+	r.Action = cmp.Or(r.Action, "list")
+	b.ReserveHeader(ans.Answer, r)
+	b.Reserve(explore.Cost(ans.Pending) + explore.Cost(ans.Failed) + 64)
+	explore.PageEntries(&ans.ListResult, all, b, r)
 	return ans, nil
 }
 
@@ -261,30 +310,41 @@ func (x *Explorer) read(ctx context.Context, p store.Project, r explore.Request)
 	return res, nil
 }
 
-// grepCursor is where a cut grep stops: the package folder and the last
-// file of it whose matches were all answered. It names the folder, not a
-// rank, so packages that turn warm between pages do not shift it.
+// grepCursor is where a cut grep page stopped: after line Line of File
+// in the package at Folder (Direct says which rank it had), Line
+// wholeFile meaning after the whole file. An empty File is the start of
+// the folder, or with Line wholeFile its end (count mode). It names the
+// folder, not a position, so packages that turn warm between pages do
+// not shift it.
 type grepCursor struct {
 	direct bool
 	folder string
+	line   int
 	file   string
 }
 
-// parseGrepCursor reads "<1|0>|<folder>|<file>" ("|" is in no npm name).
+const wholeFile = math.MaxInt32
+
+// parseGrepCursor reads "p<1|0>|<folder>|<line>|<file>" ("|" is in no
+// npm name; the file, last, may hold any byte).
 func parseGrepCursor(s string) (grepCursor, bool, error) {
 	if s == "" {
 		return grepCursor{}, false, nil
 	}
-	d, rest, ok1 := strings.Cut(s, "|")
-	folder, file, ok2 := strings.Cut(rest, "|")
-	if !ok1 || !ok2 || (d != "0" && d != "1") || folder == "" {
-		return grepCursor{}, false, &explore.InputError{Field: "cursor", Err: errors.New("not a cursor this server wrote: send the answer's next request as is")}
+	bad := &explore.InputError{Field: "cursor", Err: errors.New("not a project grep cursor: send the answer's next request as is")}
+	f := strings.SplitN(strings.TrimPrefix(s, "p"), "|", 4)
+	if !strings.HasPrefix(s, "p") || len(f) != 4 || (f[0] != "0" && f[0] != "1") || f[1] == "" {
+		return grepCursor{}, false, bad
 	}
-	return grepCursor{d == "1", folder, file}, true, nil
+	line, err := strconv.Atoi(f[2])
+	if err != nil || line < 0 {
+		return grepCursor{}, false, bad
+	}
+	return grepCursor{direct: f[0] == "1", folder: f[1], line: line, file: f[3]}, true, nil
 }
 
 func (c grepCursor) String() string {
-	return strconv.Itoa(b2i(c.direct)) + "|" + c.folder + "|" + c.file
+	return "p" + strconv.Itoa(b2i(c.direct)) + "|" + c.folder + "|" + strconv.Itoa(c.line) + "|" + c.file
 }
 
 // rank orders packages for grep: direct dependencies first, then by path.
@@ -293,120 +353,215 @@ func rank(direct bool, path string, b store.ProjectPackage) int {
 }
 
 // grep searches every warm package, direct dependencies first, each
-// through its own index, and joins the answers in project paths.
-func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request, budget int) (*GrepAnswer, error) {
+// through its own index, and pages the matches as a package's grep does:
+// one total order (rank, folder, file, line), a cursor naming the last
+// item given, so following next visits every match exactly once.
+func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request) (*GrepAnswer, error) {
 	if r.Pattern == "" {
 		return nil, &explore.InputError{Field: "pattern", Err: errors.New("give a pattern (an RE2 regular expression, or a literal with fixedStrings)")}
 	}
-	mode := cmp.Or(r.OutputMode, "content")
-	if mode != "content" && mode != "files_with_matches" && mode != "count" {
+	mode := cmp.Or(r.OutputMode, explore.OutputContent)
+	if mode != explore.OutputContent && mode != explore.OutputFilesWithMatches && mode != explore.OutputCount {
 		return nil, &explore.InputError{Field: "outputMode", Err: fmt.Errorf("%q: use content, files_with_matches or count", r.OutputMode)}
 	}
-	maxMatches := cmp.Or(r.MaxMatches, x.defaultMatches)
-	if x.maxMatches > 0 && maxMatches > x.maxMatches {
-		return nil, &explore.LimitError{Setting: "max-matches", Msg: fmt.Sprintf("maxMatches %d is above the most one grep returns (%d)", maxMatches, x.maxMatches)}
+	if r.MaxMatches < 0 || r.ContextLines != nil && *r.ContextLines < 0 {
+		return nil, &explore.InputError{Field: "maxMatches", Err: errors.New("maxMatches and contextLines must not be negative")}
 	}
-	globs := append([]string(nil), r.Include...)
-	for _, g := range r.Exclude {
-		globs = append(globs, "!"+g)
+	if x.lim.MaxMatches > 0 && r.MaxMatches > x.lim.MaxMatches {
+		return nil, &explore.LimitError{Setting: "max-matches", Msg: fmt.Sprintf("maxMatches %d is above the most one page holds (%d); follow next for more", r.MaxMatches, x.lim.MaxMatches)}
 	}
-	m, err := pathglob.Compile(globs, x.glob)
+	sel, err := explore.GrepFilter(r.Include, r.Exclude, x.lim.Glob)
 	if err != nil {
-		return nil, &explore.InputError{Field: "include", Err: err}
+		return nil, err
 	}
 	cur, resume, err := parseGrepCursor(r.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	warm, pending, err := x.open(ctx, p, true)
+	b, err := x.rd.Budget(r.MaxBytes, false)
+	if err != nil {
+		return nil, err
+	}
+	warm, cov, err := x.open(ctx, p, true)
 	if err != nil {
 		return nil, err
 	}
 	// Direct dependencies first: the package a caller names in its own
 	// code is the likeliest to hold what it looks for.
 	slices.SortStableFunc(warm, func(a, b opened) int { return rank(a.pp.Direct, a.pp.Path, b.pp) })
-	ans := &GrepAnswer{Project: p.ID, OutputMode: mode, Complete: len(pending) == 0, Pending: pending}
-	used, count := 0, 0
-	cut := func(c grepCursor, by string) {
-		ans.Truncated, ans.TruncatedBy = true, by
-		next := r
-		next.Cursor = c.String()
-		ans.Next = &next
-	}
+	g := &projectGrep{x: x, ctx: ctx, r: r, b: b, mode: mode, sel: sel,
+		ans: &GrepAnswer{GrepResult: explore.GrepResult{Answer: header(p), OutputMode: mode}}}
 	for _, w := range warm {
-		after := ""
-		if resume {
-			switch c := rank(cur.direct, cur.folder, w.pp); {
-			case c > 0:
-				continue // answered on an earlier page
-			case c == 0:
-				after = cur.file
-			}
-		}
-		q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
-			WholeWord: r.WholeWord, MaxMatches: x.maxMatches, MaxMatchesPerFile: r.MaxMatchesPerFile}
-		folder := w.pp.Path + "/"
-		q.Filter = func(path string) bool { return path > after && (m.Empty() || m.Match(folder+path)) }
-		sr, err := x.rd.SearchIn(ctx, w.o, q)
-		if err != nil {
-			return nil, fmt.Errorf("grep in %s: %w", w.pp.Path, err)
-		}
-		ans.PackagesSearched++
-		res := sr.Result
-		if mode == "count" {
-			if len(res.Matches) > 0 {
-				ans.Counts = append(ans.Counts, PackageCount{Path: w.pp.Path, Package: w.pp.Package, Version: w.pp.Version, Direct: w.pp.Direct, Matches: len(res.Matches)})
-			}
-			continue
-		}
-		// Answer whole files: a cut always falls between two files, so
-		// the next request resumes after the last one answered.
-		for start := 0; start < len(res.Matches); {
-			end := start
-			for end < len(res.Matches) && res.Matches[end].File == res.Matches[start].File {
-				end++
-			}
-			file := folder + res.Matches[start].File
-			cost := len(file) + 1
-			if mode == "content" {
-				for _, mt := range res.Matches[start:end] {
-					cost += len(mt.Text) + 16
+		for _, f := range w.o.Files {
+			if sel(w.pp.Path + "/" + f.Path) {
+				if f.Binary {
+					g.ans.FilesSkipped++
+				} else {
+					g.ans.FilesSearched++
 				}
 			}
-			n := end - start
-			if mode == "files_with_matches" {
-				n = 1
-			}
-			if (used+cost > budget || count+n > maxMatches) && used > 0 {
-				by := "maxBytes"
-				if count+n > maxMatches {
-					by = "maxMatches"
-				}
-				prev := after
-				if start > 0 {
-					prev = res.Matches[start-1].File
-				}
-				cut(grepCursor{w.pp.Direct, w.pp.Path, prev}, by)
-				return ans, nil
-			}
-			used += cost
-			count += n
-			if mode == "files_with_matches" {
-				ans.Files = append(ans.Files, file)
-			} else {
-				for _, mt := range res.Matches[start:end] {
-					ans.Matches = append(ans.Matches, GrepMatch{File: file, Line: mt.Line, Column: mt.Column, Text: mt.Text})
-				}
-			}
-			start = end
-		}
-		if res.Truncated {
-			// The package's own search hit a cap: say so rather than
-			// answer silently short.
-			ans.Truncated, ans.TruncatedBy = true, w.pp.Path+": "+res.TruncatedBy
 		}
 	}
-	return ans, nil
+	cov.fill(&g.ans.Answer, &g.ans.Complete, &g.ans.Pending, &g.ans.PendingCount, &g.ans.Failed, &g.ans.FailedCount)
+	if r.MaxMatchesPerFile > 0 {
+		g.ans.Note("maxMatchesPerFile is not applied over a project: matches come in folder, file and line order; narrow with include")
+	}
+	b.ReserveHeader(g.ans.Answer, r)
+	b.Reserve(explore.Cost(g.ans.Pending) + explore.Cost(g.ans.Failed) + 64)
+	for _, w := range warm {
+		var c grepCursor
+		if resume {
+			switch k := rank(cur.direct, cur.folder, w.pp); {
+			case k > 0:
+				continue // answered on an earlier page
+			case k == 0:
+				if cur.file == "" && cur.line == wholeFile {
+					continue // the whole folder was answered (count)
+				}
+				c = cur
+			}
+		}
+		c.direct, c.folder = w.pp.Direct, w.pp.Path
+		done, err := g.search(w, c)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+	if mode == explore.OutputContent && g.ans.Matches == nil {
+		g.ans.Matches = []explore.GrepMatch{}
+	}
+	return g.ans, nil
+}
+
+// projectGrep builds one page of a project grep.
+type projectGrep struct {
+	x     *Explorer
+	ctx   context.Context
+	r     explore.Request
+	b     *explore.Budget
+	mode  string
+	sel   func(string) bool
+	ans   *GrepAnswer
+	taken int // matches (files, packages) on this page
+}
+
+// callMatches bounds one index call: what the page can still hold.
+func (g *projectGrep) callMatches() int {
+	n := g.b.Left()/48 + 1 // a match costs at least ~48 bytes of JSON
+	if g.mode == explore.OutputCount {
+		n = 100_000
+	}
+	if g.r.MaxMatches > 0 {
+		n = min(n, g.r.MaxMatches-g.taken+1)
+	}
+	if m := g.x.lim.MaxMatches; m > 0 {
+		n = min(n, m)
+	}
+	return max(n, 1)
+}
+
+// search adds w's matches after c to the page; it reports whether the
+// page is full (then the answer is cut with the request that resumes).
+func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
+	folder := w.pp.Path + "/"
+	cut := func(why string) {
+		next := g.r
+		next.Cursor = c.String()
+		g.ans.Cut(why, &next)
+	}
+	count := 0
+	g.ans.PackagesSearched++
+	for {
+		file, line := c.file, c.line
+		q := index.Query{Pattern: g.r.Pattern, CaseInsensitive: g.r.CaseInsensitive, FixedStrings: g.r.FixedStrings,
+			WholeWord: g.r.WholeWord, MaxMatches: g.callMatches()}
+		switch {
+		case g.mode == explore.OutputContent && g.r.ContextLines != nil:
+			q.ContextLines = *g.r.ContextLines
+		case g.mode == explore.OutputFilesWithMatches:
+			q.MaxMatchesPerFile = 1
+		}
+		q.Filter = func(p string) bool {
+			if file != "" && (p < file || (p == file && line == wholeFile)) {
+				return false
+			}
+			return g.sel(folder + p)
+		}
+		if file != "" && line != wholeFile {
+			q.Skip = func(p string, l, _ int) bool { return p == file && l <= line }
+		}
+		sr, err := g.x.rd.SearchIn(g.ctx, w.o, q)
+		if err != nil {
+			if errors.Is(err, index.ErrBadPattern) && !g.r.FixedStrings {
+				return true, fmt.Errorf("%w (to search for the text as written, set fixedStrings: true)", err)
+			}
+			return true, fmt.Errorf("grep in %s: %w", w.pp.Path, err)
+		}
+		res := sr.Result
+		for _, mt := range res.Matches {
+			if g.mode == explore.OutputCount {
+				count++
+				continue
+			}
+			if g.r.MaxMatches > 0 && g.taken == g.r.MaxMatches {
+				cut(index.TruncMaxMatches)
+				return true, nil
+			}
+			if g.mode == explore.OutputFilesWithMatches {
+				if mt.File == c.file {
+					continue // the file is already given
+				}
+				gf := explore.GrepFile{Path: folder + mt.File}
+				if !g.b.Take(explore.Cost(gf)) {
+					cut(explore.TruncMaxBytes)
+					return true, nil
+				}
+				g.ans.Files = append(g.ans.Files, gf)
+				c.file, c.line = mt.File, wholeFile
+			} else {
+				gm := explore.MatchOf(mt)
+				gm.File = folder + gm.File
+				if !g.b.Take(explore.MatchCost(gm)) {
+					cut(explore.TruncMaxBytes)
+					return true, nil
+				}
+				g.ans.Matches = append(g.ans.Matches, gm)
+				c.file, c.line = mt.File, mt.Line
+			}
+			g.taken++
+		}
+		switch res.TruncatedBy {
+		case index.TruncTimeout:
+			cut(index.TruncTimeout)
+			return true, nil
+		case index.TruncMaxMatches, index.TruncOutputBytes:
+			if len(res.Matches) > 0 {
+				if g.mode == explore.OutputCount {
+					last := res.Matches[len(res.Matches)-1]
+					c.file, c.line = last.File, last.Line
+				}
+				continue // the call's own bound: go on after the last match
+			}
+		}
+		break
+	}
+	if g.mode == explore.OutputCount && count > 0 {
+		pc := PackageCount{Path: w.pp.Path, Package: w.pp.Package, Version: w.pp.Version, Direct: w.pp.Direct, Matches: count}
+		if !g.b.Take(explore.Cost(pc)) {
+			// The cursor names the last package counted (the first
+			// always fits, so there is one): the next page counts this
+			// one again, whole.
+			last := g.ans.Counts[len(g.ans.Counts)-1]
+			c = grepCursor{direct: last.Direct, folder: last.Path, line: wholeFile}
+			cut(explore.TruncMaxBytes)
+			return true, nil
+		}
+		g.ans.Counts = append(g.ans.Counts, pc)
+	}
+	return false, nil
 }
 
 func b2i(b bool) int {

@@ -43,10 +43,8 @@ type Limits struct {
 	// warm yet before answering from those that are (setting
 	// project-wait).
 	Wait time.Duration
-	// AnswerBytes is the budget of a project list, glob or grep answer
-	// when the request names none (maxBytes), MaxAnswerBytes the most it
-	// may name (settings project-answer-bytes, max-project-answer-bytes).
-	AnswerBytes, MaxAnswerBytes int
+	// An answer's byte budget is a package answer's (answer-bytes,
+	// max-answer-bytes): one contract for both.
 }
 
 // DefaultLimits returns the defaults: 20,000 folders (the warm queue's
@@ -54,17 +52,15 @@ type Limits struct {
 // 32 MiB lockfile (npm's package-lock spends about 850 bytes a package, so
 // 20,000 packages fit in 17 MiB); 5 s of waiting (the warm queue ingests
 // the median package in well under a second, so most of a fresh
-// project's direct dependencies are warm by then); answers of 32 KiB
-// (about 8,000 tokens: a first page a model can afford) up to 1 MiB.
+// project's direct dependencies are warm by then).
 func DefaultLimits() Limits {
-	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second, AnswerBytes: 32 << 10, MaxAnswerBytes: 1 << 20}
+	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second}
 }
 
-// Store is what projects need of the store.
+// Store is what projects need of the store: the projects, and the state
+// of many versions at once (VersionStates).
 type Store interface {
 	store.ProjectStore
-	// Version says whether a version is warm (ready) or failed.
-	Version(ctx context.Context, name, version string) (store.Version, error)
 }
 
 // Warmer queues warm jobs (warm.Queue.Submit).
@@ -359,28 +355,22 @@ func (s *Service) Status(ctx context.Context, id string) (*Status, error) {
 
 func (s *Service) status(ctx context.Context, p store.Project) (*Status, error) {
 	st := &Status{ID: p.ID, Format: p.Format, Packages: make([]PackageStatus, len(p.Packages)), Total: len(p.Packages)}
-	states := map[[2]string]string{}
+	states, err := s.states(ctx, p.Packages)
+	if err != nil {
+		return nil, fmt.Errorf("project %s: %w", p.ID, err)
+	}
 	for i, pp := range p.Packages {
 		ps := PackageStatus{ProjectPackage: pp, State: Skipped}
 		if warmable(pp) {
-			key := [2]string{pp.Package, pp.Version}
-			state, ok := states[key]
-			if !ok {
-				v, err := s.st.Version(ctx, pp.Package, pp.Version)
-				switch {
-				case err == nil && v.State == store.StateReady:
-					state = Warm
-				case err == nil && v.State == store.StateFailed:
-					state = Failed
-					ps.Reason = v.Reason
-				case errors.Is(err, store.ErrNotFound):
-					state = Pending
-				default:
-					return nil, fmt.Errorf("project %s: looking up %s@%s: %w", p.ID, pp.Package, pp.Version, err)
-				}
-				states[key] = state
+			v, ok := states[store.VersionKey{Name: pp.Package, Version: pp.Version}]
+			switch {
+			case ok && v.State == store.StateReady:
+				ps.State = Warm
+			case ok && v.State == store.StateFailed:
+				ps.State, ps.Reason = Failed, v.Reason
+			default:
+				ps.State = Pending
 			}
-			ps.State = state
 		}
 		switch ps.State {
 		case Warm:
@@ -396,4 +386,22 @@ func (s *Service) status(ctx context.Context, p store.Project) (*Status, error) 
 	}
 	st.Ready = st.Pending == 0 && st.Failed == 0
 	return st, nil
+}
+
+// states looks up the store state of pkgs' registry versions in one query.
+func (s *Service) states(ctx context.Context, pkgs []store.ProjectPackage) (map[store.VersionKey]store.Version, error) {
+	seen := map[store.VersionKey]bool{}
+	var keys []store.VersionKey
+	for _, pp := range pkgs {
+		k := store.VersionKey{Name: pp.Package, Version: pp.Version}
+		if warmable(pp) && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	states, err := s.st.VersionStates(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("looking up its versions: %w", err)
+	}
+	return states, nil
 }

@@ -45,4 +45,13 @@ type ProjectStore interface {
 	// Project returns project id with its packages. ErrNotFound when no
 	// project has that id.
 	Project(ctx context.Context, id string) (Project, error)
+	// VersionStates looks up many versions in one query (a project's
+	// 20,000 folders must not cost 20,000 round trips) and returns those
+	// the store has recorded, ready or failed, keyed by name and version;
+	// a version never recorded is absent. Only Name, Version, State and
+	// Reason are set.
+	VersionStates(ctx context.Context, keys []VersionKey) (map[VersionKey]Version, error)
 }
+
+// VersionKey names one version.
+type VersionKey struct{ Name, Version string }

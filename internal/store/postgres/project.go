@@ -40,3 +40,39 @@ func (s *Store) Project(ctx context.Context, id string) (store.Project, error) {
 	}
 	return p, nil
 }
+
+// VersionStates implements store.ProjectStore: one query joining the keys
+// (two unnested arrays) to versions' unique (name, version).
+func (s *Store) VersionStates(ctx context.Context, keys []store.VersionKey) (map[store.VersionKey]store.Version, error) {
+	out := map[store.VersionKey]store.Version{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	names, versions := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		names[i], versions[i] = k.Name, k.Version
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT v.name, v.version, v.state, v.reason
+		FROM unnest($1::text[], $2::text[]) AS k(name, version)
+		JOIN versions v ON v.name = k.name AND v.version = k.version`, names, versions)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: version states: %w", interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v store.Version
+		var state string
+		if err := rows.Scan(&v.Name, &v.Version, &state, &v.Reason); err != nil {
+			return nil, fmt.Errorf("postgres: version states: %w", err)
+		}
+		v.State = store.VersionState(state)
+		out[store.VersionKey{Name: v.Name, Version: v.Version}] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: version states: %w", interpretError(err))
+	}
+	return out, nil
+}

@@ -44,3 +44,41 @@ func (s *Store) Project(ctx context.Context, id string) (store.Project, error) {
 	p.CreatedAt = time.UnixMicro(created)
 	return p, nil
 }
+
+// VersionStates implements store.ProjectStore: one query joining the keys
+// (a JSON array of [name, version] pairs) to versions' primary key.
+func (s *Store) VersionStates(ctx context.Context, keys []store.VersionKey) (map[store.VersionKey]store.Version, error) {
+	out := map[store.VersionKey]store.Version{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	pairs := make([][2]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = [2]string{k.Name, k.Version}
+	}
+	arg, err := json.Marshal(pairs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: version states: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT v.name, v.version, v.state, v.reason
+		FROM json_each(?) AS k
+		JOIN versions v ON v.name = json_extract(k.value, '$[0]') AND v.version = json_extract(k.value, '$[1]')`, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: version states: %w", interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v store.Version
+		var state string
+		if err := rows.Scan(&v.Name, &v.Version, &state, &v.Reason); err != nil {
+			return nil, fmt.Errorf("sqlite: version states: %w", err)
+		}
+		v.State = store.VersionState(state)
+		out[store.VersionKey{Name: v.Name, Version: v.Version}] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: version states: %w", interpretError(err))
+	}
+	return out, nil
+}

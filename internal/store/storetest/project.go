@@ -64,3 +64,32 @@ func testProject(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// testVersionStates: one lookup answers the state of many versions, ready
+// and failed (with the reason); versions never recorded are absent; an
+// empty list is an empty map.
+func testVersionStates(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if got, err := s.VersionStates(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("VersionStates(nil) = %v, %v; want an empty map", got, err)
+	}
+	commit(t, s, newFixture("vs-ready", "1.0.0", map[string][]byte{"a.js": []byte("x")}))
+	if err := s.MarkFailed(ctx, "@vs/failed", "2.0.0", "tarball integrity mismatch"); err != nil {
+		t.Fatal(err)
+	}
+	key := func(name, version string) store.VersionKey { return store.VersionKey{Name: name, Version: version} }
+	keys := []store.VersionKey{key("vs-ready", "1.0.0"), key("@vs/failed", "2.0.0"), key("vs-ready", "9.9.9"), key("vs-none", "1.0.0"), key("vs-ready", "1.0.0")}
+	got, err := s.VersionStates(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("VersionStates = %+v, want the 2 recorded versions", got)
+	}
+	if v := got[keys[0]]; v.State != store.StateReady || v.Name != "vs-ready" || v.Version != "1.0.0" {
+		t.Errorf("ready version: %+v", v)
+	}
+	if v := got[keys[1]]; v.State != store.StateFailed || v.Reason != "tarball integrity mismatch" {
+		t.Errorf("failed version: %+v", v)
+	}
+}

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Catalog", testCatalog},
 		{"Maintenance", testMaintenance},
 		{"Project", testProject},
+		{"VersionStates", testVersionStates},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
