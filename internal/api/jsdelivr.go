@@ -89,19 +89,14 @@ func writeCompact(c echo.Context, status int, cacheHeader string, v any) error {
 }
 
 // splitPackage splits "@scope/name@1.0.0/x" into "@scope/name" and
-// "@1.0.0/x" (the path is decoded, so an escaped scope slash works too).
+// "@1.0.0/x", the name as npmspec.SplitPath finds it (the path is decoded,
+// so an escaped scope slash works too); name is "" when there is none.
 func splitPackage(rest string) (name, tail string) {
-	start := 0
-	if strings.HasPrefix(rest, "@") {
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			start = i + 1
-		}
+	r, _, err := npmspec.SplitPath(rest)
+	if err != nil || !strings.HasPrefix(rest, r.Name) {
+		return "", rest
 	}
-	end := len(rest)
-	if i := strings.IndexAny(rest[start:], "@/"); i >= 0 {
-		end = start + i
-	}
-	return rest[:end], rest[end:]
+	return r.Name, rest[len(r.Name):]
 }
 
 func notFound(msg string) error { return &explore.NotFoundError{What: msg} }

@@ -45,7 +45,8 @@ func (s *Service) start(ctx context.Context, r *Request, read bool) (*Budget, *O
 // opens the version and returns the answer's header.
 func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error) {
 	var notes []string
-	if name, spec, ok := splitNameSpec(r.PackageName); ok {
+	if ref, ok := npmspec.SplitNameSpec(r.PackageName); ok && ref.Spec != "" {
+		name, spec := ref.Name, ref.Spec
 		if r.Version != "" && r.Version != spec {
 			return nil, Answer{}, &InputError{Field: "packageName", Err: fmt.Errorf("%q names version %q but version is %q: give the name alone in packageName", r.PackageName, spec, r.Version)}
 		}
@@ -61,15 +62,6 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 		a.Browse = s.browse + "/browse/" + o.Name + "@" + o.Version + "/"
 	}
 	return o, a, nil
-}
-
-// splitNameSpec splits "react@18" or "@types/node@20" into name and spec.
-func splitNameSpec(s string) (name, spec string, ok bool) {
-	i := strings.LastIndexByte(s, '@')
-	if i <= 0 || i == len(s)-1 {
-		return "", "", false
-	}
-	return s[:i], s[i+1:], true
 }
 
 // resolvedFrom says why the version answered was chosen.

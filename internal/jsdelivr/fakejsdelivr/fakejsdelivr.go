@@ -175,19 +175,15 @@ func (s *Server) serveData(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// splitName splits "@scope/name@1.0.0/x" into "@scope/name" and "@1.0.0/x".
+// splitName splits "@scope/name@1.0.0/x" into "@scope/name" and
+// "@1.0.0/x" (npmspec.SplitPath finds the name); name is "" when there is
+// none.
 func splitName(rest string) (name, tail string) {
-	start := 0
-	if strings.HasPrefix(rest, "@") {
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			start = i + 1
-		}
+	r, _, err := npmspec.SplitPath(rest)
+	if err != nil || !strings.HasPrefix(rest, r.Name) {
+		return "", rest
 	}
-	end := len(rest)
-	if i := strings.IndexAny(rest[start:], "@/"); i >= 0 {
-		end = start + i
-	}
-	return rest[:end], rest[end:]
+	return r.Name, rest[len(r.Name):]
 }
 
 // count records a request and reports the failure set by Fail, if any.
