@@ -356,6 +356,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
 	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "search indexes kept mapped at once")
 	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them (0: builds read the store)")
+	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
+	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "local search index cache size; least recently used indexes are removed past it (0: no bound)")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
 	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines a grep returns when maxMatches is not given")
 	b.Int(&c.MaxMatches, "max-matches", "largest maxMatches a grep may ask for")

@@ -78,3 +78,18 @@ func TestSecretsNotPrintedAsDefaults(t *testing.T) {
 		t.Errorf("help shows a secret or lost it (%q):\n%s", db, out.String())
 	}
 }
+
+// TestIndexCacheSettings: the local index cache's bounds are settings
+// (a config refactor once dropped their flags while README listed them).
+func TestIndexCacheSettings(t *testing.T) {
+	c, err := Load("mirror", []string{"--index-cache-bytes", "67108864"}, envOf(map[string]string{"PKGSCOPE_MAX_INDEX_BYTES": "536870912"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IndexCacheBytes != 64<<20 || c.MaxIndexBytes != 512<<20 {
+		t.Errorf("index-cache-bytes %d, max-index-bytes %d; want %d and %d", c.IndexCacheBytes, c.MaxIndexBytes, 64<<20, 512<<20)
+	}
+	if _, err := Load("mirror", []string{"--index-cache-bytes", "-1"}, envOf(nil)); err == nil || !strings.Contains(err.Error(), "index-cache-bytes") {
+		t.Errorf("a negative index-cache-bytes: %v, want an error naming it", err)
+	}
+}
