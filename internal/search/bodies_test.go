@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -191,4 +192,35 @@ func TestSpoolBytesBoundsTheSpool(t *testing.T) {
 		t.Errorf("grep from the store = %v, want one match", got)
 	}
 	s.bg.Wait()
+}
+
+// TestLaterBuildsScanThenFullFromTheSpool: after a fill through Spool,
+// Later builds the scan index (which a grep arriving meanwhile would join)
+// and then the full index, both from the spooled bodies; then the spool is
+// gone and the full index is open and stored.
+func TestLaterBuildsScanThenFullFromTheSpool(t *testing.T) {
+	st := newStore(t)
+	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
+	fillThroughSpool(t, s, st, "p", "1.0.0", spoolFiles())
+	if _, err := s.Later(time.Minute).Ensure(t.Context(), "p", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	s.bg.Wait()
+	if n := st.builds(); n != 2 {
+		t.Errorf("%d builds, want 2: the scan index, then the full one", n)
+	}
+	if n := blobReads(st); n != 0 {
+		t.Errorf("the builds read %d bodies from the store, want 0", n)
+	}
+	e := s.lookup(key("p", "1.0.0"))
+	if e == nil || e.scan {
+		t.Fatal("the full index is not open")
+	}
+	s.release(e)
+	if _, err := st.Index(t.Context(), "p", "1.0.0", index.FormatVersion); err != nil {
+		t.Errorf("the full index was not stored: %v", err)
+	}
+	if n := s.spooled.Load(); n != 0 {
+		t.Errorf("%d bytes still spooled", n)
+	}
 }

@@ -161,7 +161,8 @@ func New(st Store, opt Options) (*Searcher, error) {
 
 // Later returns an indexer whose Ensure starts the build in the background
 // and returns at once: a mirror answering a cold list need not wait for the
-// index, and a grep arriving meanwhile joins the same build. timeout bounds
+// index, and a grep arriving meanwhile joins the same build. With
+// ScanFirst it builds the scan index before the full one. timeout bounds
 // each build; Close cancels and waits for builds in flight.
 func (s *Searcher) Later(timeout time.Duration) Later { return Later{s: s, timeout: timeout} }
 
@@ -193,6 +194,16 @@ func (l Later) Ensure(_ context.Context, name, version string) (index.Stats, err
 		defer s.bg.Done()
 		ctx, cancel := context.WithTimeout(s.bgCtx, l.timeout)
 		defer cancel()
+		if s.opt.ScanFirst {
+			// The scan index first, then the full one (load starts it):
+			// the grep that usually follows a cold fill joins the scan
+			// build instead of sharing the cores with the full build,
+			// which on next@16.4.6 is 6 s of CPU to the scan's 1 s. A fill
+			// that no grep follows spends that second for nothing.
+			if e, err := s.acquire(ctx, name, version); err == nil {
+				s.release(e)
+			}
+		}
 		if _, err := s.Ensure(ctx, name, version); err != nil && s.bgCtx.Err() == nil {
 			s.log.Error("indexing after ingest", "package", name, "version", version, "err", err)
 		}
