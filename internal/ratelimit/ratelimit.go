@@ -19,7 +19,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/pkgscope/pkgscope/internal/auth"
 	"math"
 	"net"
 	"net/http"
@@ -30,6 +29,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 
+	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 )
 
@@ -128,12 +128,19 @@ func (l *Limiter) allow(ctx context.Context, key string) (*redis_rate.Result, er
 }
 
 // key names the caller's bucket. redis_rate puts its own "rate:" in
-// front.
+// front. The identity auth verified comes first: a web page's token rides
+// in the login cookie, not the Authorization header, and keying those
+// requests by address would put every person behind the load balancer
+// (whose address they all share without an IPExtractor) in one bucket,
+// where one of them spends the others' budget.
 func (l *Limiter) key(c echo.Context) string {
 	if l.opt.KeyByToken {
+		if id, ok := auth.FromContext(c); ok && id.ID != "" {
+			return l.rc.Key("ratelimit", "token", id.ID)
+		}
 		if tok, ok := auth.Bearer(c.Request().Header.Get(echo.HeaderAuthorization)); ok {
 			sum := sha256.Sum256([]byte(tok))
-			return l.rc.Key("ratelimit", "token", hex.EncodeToString(sum[:16]))
+			return l.rc.Key("ratelimit", "token", hex.EncodeToString(sum[:8])) // = auth.Token.ID
 		}
 	}
 	return l.rc.Key("ratelimit", "ip", clientIP(c))

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 
+	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/faultproxy"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/redistest"
@@ -137,5 +138,66 @@ func TestRedisDownFailsOpen(t *testing.T) {
 func TestOffWhenZero(t *testing.T) {
 	if l := New(nil, Options{}); l != nil {
 		t.Fatal("a zero rate built a limiter")
+	}
+}
+
+// TestPageCookieCallersKeyedByToken: the web pages' token comes in the
+// login cookie, which auth verifies; the limiter keys those requests by
+// that token, not by the address they share behind a load balancer, and a
+// token sent as a cookie and as a header is one caller.
+func TestPageCookieCallersKeyedByToken(t *testing.T) {
+	toks, err := auth.ParseList("page-user-a-token,page-user-b-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := auth.NewSet(toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := redistest.Prefix(t)
+	ro := redisconn.DefaultOptions()
+	ro.URL, ro.Prefix = "redis://"+redistest.Addr(t)+"/0", prefix
+	rc, err := redisconn.Open(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	rdb := redistest.Client(t)
+	t.Cleanup(func() {
+		if keys := rdb.Keys(context.Background(), "rate:"+prefix+"*").Val(); len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+	})
+	l := New(rc, Options{PerMinute: 60, Burst: 2, KeyByToken: true})
+	e := echo.New()
+	e.Use(auth.Middleware(set, auth.Options{Cookie: "pkgscope_token", Page: func(p string) bool { return strings.HasPrefix(p, "/browse/") }}))
+	e.Use(l.Middleware())
+	e.GET("/browse/*", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	page := func(cookie, header string) int {
+		req := httptest.NewRequest(http.MethodGet, "/browse/x", nil)
+		req.RemoteAddr = "10.9.9.9:1" // everyone comes through the same proxy
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: "pkgscope_token", Value: cookie})
+		}
+		if header != "" {
+			req.Header.Set("Authorization", "Bearer "+header)
+		}
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for i := range 2 {
+		if code := page("page-user-a-token", ""); code != http.StatusOK {
+			t.Fatalf("user a's request %d: %d", i+1, code)
+		}
+	}
+	if code := page("page-user-a-token", ""); code != http.StatusTooManyRequests {
+		t.Fatalf("user a past the burst: %d, want 429", code)
+	}
+	if code := page("page-user-b-token", ""); code != http.StatusOK {
+		t.Errorf("user b, from the same address, was limited by user a's requests: %d", code)
+	}
+	if code := page("", "page-user-a-token"); code != http.StatusTooManyRequests {
+		t.Errorf("user a's token in the header escaped its cookie's bucket: %d", code)
 	}
 }
