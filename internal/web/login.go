@@ -42,6 +42,9 @@ func (p *Pages) login(c echo.Context) error {
 }
 
 func (p *Pages) logout(c echo.Context) error {
+	if crossSite(c.Request()) {
+		return p.render(c, http.StatusForbidden, "error", page{Title: "Forbidden", Error: "A logout from another site's page is refused."})
+	}
 	c.SetCookie(&http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
@@ -58,11 +61,15 @@ func localPath(p string) string {
 	return p
 }
 
-// crossSite reports a request another site's page made: the browser says
-// so in Sec-Fetch-Site, or (older browsers) in an Origin that is not the
-// request's own host.
+// crossSite reports a request another origin's page made: the browser
+// says so in Sec-Fetch-Site ("same-site" too: a sibling host shares the
+// site, and so the SameSite cookie, but not the origin), or (older
+// browsers) in an Origin that is not the request's own host. A form of
+// the mirror's own pages is "same-origin"; a typed URL or bookmark
+// "none".
 func crossSite(r *http.Request) bool {
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
 		return true
 	}
 	o := r.Header.Get("Origin")

@@ -64,6 +64,13 @@ func (p *Pages) warmSubmit(c echo.Context) error {
 	if p.d.Warm == nil {
 		return p.fail(c, &explore.NotFoundError{What: "warm queue on this mirror"})
 	}
+	if crossSite(c.Request()) {
+		// SameSite=Strict keeps other sites' forms from carrying the
+		// login cookie, but not a sibling host's (another.example.com is
+		// the same site as pkgscope.example.com): such a form would queue
+		// thousands of packages on this browser's token.
+		return p.render(c, http.StatusForbidden, "error", page{Title: "Forbidden", Error: "A warm request from another site's page is refused: use the form on this mirror's home page."})
+	}
 	var body warm.PostBody
 	if lf := c.FormValue("lockfile"); strings.TrimSpace(lf) != "" {
 		body.Lockfile = &warm.PostLockfile{Name: c.FormValue("lockfileName"), Content: lf, PackageJSON: c.FormValue("packageJson")}
