@@ -334,3 +334,27 @@ func paths(es []explore.Entry) []string {
 	}
 	return out
 }
+
+// TestGrepNoMatchSaysWhatToTry: a grep for a name the package does not
+// have (an icon an agent guessed) ends with what to try next, naming only
+// the widenings the request leaves open; an answer with matches has no
+// such line.
+func TestGrepNoMatchSaysWhatToTry(t *testing.T) {
+	m := newMirror(t)
+	m.publishFixtures()
+	cs := inMemory(t, m.app.Service, mcp.Options{})
+	for _, tc := range []struct{ args, want, not string }{
+		{`{"pattern":"UnicornIcon"}`, "Try caseInsensitive: true, a shorter part of the name; or list/glob", "without include"},
+		{`{"pattern":"UnicornIcon","caseInsensitive":true,"wholeWord":true,"include":"*.js"}`,
+			"Try without wholeWord, without include/exclude, a shorter part of the name;", "caseInsensitive: true"},
+	} {
+		res := call(t, cs, `{"action":"grep","packageName":"grepme",`+tc.args[1:])
+		got := text(res)
+		if res.IsError || !strings.Contains(got, "[no match: the name may not exist in this version. "+tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("%s: text\n%s\nwant a hint with %q", tc.args, got, tc.want)
+		}
+	}
+	if got := text(call(t, cs, `{"action":"grep","packageName":"grepme","pattern":"foo"}`)); strings.Contains(got, "[no match") {
+		t.Errorf("an answer with matches got the no-match hint:\n%s", got)
+	}
+}
