@@ -32,6 +32,10 @@ type diskCache struct {
 	// racyWindow is how old a file's change time must be for its identity
 	// to be trusted (verify).
 	racyWindow time.Duration
+	// removed lists files evict removed, for closeRemoved; onRemove (set
+	// by the Searcher) closes the index of a removed file.
+	removed  []string
+	onRemove func(path string)
 }
 
 // racyWindow is diskCache.racyWindow: twice the coarsest common timestamp
@@ -114,7 +118,6 @@ func openDiskCache(dir string, max int64, log *slog.Logger) *diskCache {
 // add records a newly published file and evicts others to make room.
 func (c *diskCache) add(path string, size int64) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if e := c.files[path]; e != nil { // replaced in place
 		c.total -= e.Value.(*diskFile).size
 		c.lru.Remove(e)
@@ -123,6 +126,8 @@ func (c *diskCache) add(path string, size int64) {
 	c.files[path] = e
 	c.total += size
 	c.evict(e)
+	c.mu.Unlock()
+	c.closeRemoved()
 }
 
 // touch records a use of path (opened from the cache). It reports whether
@@ -144,6 +149,7 @@ func (c *diskCache) touch(path string, size int64) bool {
 		f.touched = now
 	}
 	c.mu.Unlock()
+	c.closeRemoved()
 	if stale {
 		_ = os.Chtimes(path, now, now)
 	}
@@ -205,6 +211,25 @@ func (c *diskCache) evict(keep *list.Element) {
 		if err := os.Remove(f.path); err != nil && !os.IsNotExist(err) {
 			c.log.Warn("evicting a local index", "path", f.path, "err", err)
 		}
+		c.removed = append(c.removed, f.path)
+	}
+}
+
+// closeRemoved tells onRemove about the files evict removed, outside mu:
+// a removed file that is still mapped keeps its disk space until it is
+// unmapped, so the Searcher closes its index (once its searches end), or
+// the cache would not bound the disk while --max-open-indexes keeps
+// indexes open.
+func (c *diskCache) closeRemoved() {
+	c.mu.Lock()
+	removed := c.removed
+	c.removed = nil
+	c.mu.Unlock()
+	if c.onRemove == nil {
+		return
+	}
+	for _, p := range removed {
+		c.onRemove(p)
 	}
 }
 

@@ -155,6 +155,7 @@ func New(st Store, opt Options) (*Searcher, error) {
 	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New(), spools: map[string]*bodies{},
 		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), tooLarge: failures{max: 4096}}
 	s.disk = openDiskCache(opt.Dir, opt.CacheBytes, opt.Logger)
+	s.disk.onRemove = s.closeRemoved
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -385,6 +386,27 @@ func (s *Searcher) insert(k string, ix *index.Index, scan bool) {
 	}
 }
 
+// closeRemoved closes the open full index whose local file at path the
+// disk cache removed (at once, or when its last search ends), so the
+// file's space is freed: --index-cache-bytes bounds the disk, open
+// indexes included. A version needed again is fetched from the store.
+func (s *Searcher) closeRemoved(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, e := range s.open {
+		if e.scan || s.pathOf(k) != path {
+			continue
+		}
+		s.lru.Remove(e.elem)
+		delete(s.open, k)
+		e.evicted = true
+		if e.refs == 0 {
+			_ = e.ix.Close()
+		}
+		return
+	}
+}
+
 func (s *Searcher) release(e *entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -395,8 +417,11 @@ func (s *Searcher) release(e *entry) {
 }
 
 // localPath is where name@version's index lives on this node.
-func (s *Searcher) localPath(name, version string) string {
-	sum := sha256.Sum256([]byte(key(name, version)))
+func (s *Searcher) localPath(name, version string) string { return s.pathOf(key(name, version)) }
+
+// pathOf is localPath for an entry's key.
+func (s *Searcher) pathOf(k string) string {
+	sum := sha256.Sum256([]byte(k))
 	return filepath.Join(s.opt.Dir, fmt.Sprintf("%s.f%d.idx", hex.EncodeToString(sum[:16]), index.FormatVersion))
 }
 

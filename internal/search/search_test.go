@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -359,5 +360,66 @@ func TestStoredIndexHoldsNoText(t *testing.T) {
 	}
 	if n := st.builds(); n != 1 {
 		t.Errorf("built %d times, want 1 (the second node assembles the stored index)", n)
+	}
+}
+
+// TestCacheBoundClosesEvictedIndexes: a local file the bounded cache
+// removes is also closed (once its searches end), or its mapping would
+// keep the disk space while --max-open-indexes keeps it open; the
+// version then comes back from the store with the same answers, and the
+// version that stayed is still right.
+func TestCacheBoundClosesEvictedIndexes(t *testing.T) {
+	st := newStore(t)
+	publish(t, st, "a", "1.0.0", map[string]string{"x.js": strings.Repeat("const alpha = 1;\n", 50)})
+	publish(t, st, "a", "2.0.0", map[string]string{"x.js": strings.Repeat("const omega = 2;\n", 50)})
+	probe := newSearcher(t, st, t.TempDir(), 8)
+	wantA := grep(t, probe, "a", "1.0.0", "alpha")
+	one := probe.disk.bytes()
+
+	dir := t.TempDir()
+	opt := DefaultOptions(dir)
+	opt.ScanFirst, opt.CacheBytes = false, one+one/2 // room for one index, not two
+	s, err := New(st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if got := grep(t, s, "a", "1.0.0", "alpha"); !slices.Equal(got, wantA) {
+		t.Fatalf("1.0.0: %q, want %q", got, wantA)
+	}
+	// A search of 1.0.0 in flight while 2.0.0 evicts its file.
+	held, err := s.acquire(t.Context(), "a", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantB := grep(t, s, "a", "2.0.0", "omega")
+	if len(wantB) != 50 {
+		t.Fatalf("2.0.0: %d matches, want 50", len(wantB))
+	}
+	if _, err := os.Stat(s.localPath("a", "1.0.0")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("1.0.0's local file after eviction: %v", err)
+	}
+	if e := s.lookup(key("a", "1.0.0")); e != nil {
+		s.release(e)
+		t.Fatal("1.0.0's index stayed open after its file was removed")
+	}
+	if res, err := held.ix.Search(t.Context(), index.Query{Pattern: "alpha"}, s.opt.Search); err != nil || len(res.Matches) != len(wantA) {
+		t.Fatalf("the search in flight on the evicted index: %d matches, %v", len(res.Matches), err)
+	}
+	s.release(held) // closes it
+	if _, err := held.ix.Search(t.Context(), index.Query{Pattern: "alpha"}, s.opt.Search); !errors.Is(err, index.ErrClosed) {
+		t.Fatalf("the evicted index after its last search: %v, want ErrClosed", err)
+	}
+	if got := grep(t, s, "a", "2.0.0", "omega"); !slices.Equal(got, wantB) {
+		t.Fatalf("2.0.0 after 1.0.0 was evicted: %q, want %q", got, wantB)
+	}
+	if got := grep(t, s, "a", "1.0.0", "alpha"); !slices.Equal(got, wantA) {
+		t.Fatalf("1.0.0 back from the store: %q, want %q", got, wantA)
+	}
+	if n := s.disk.bytes(); n > opt.CacheBytes {
+		t.Errorf("the cache holds %d bytes, over its bound %d", n, opt.CacheBytes)
+	}
+	if n := st.builds(); n != 2 {
+		t.Errorf("built %d times, want 2 (1.0.0 came back from the store)", n)
 	}
 }
