@@ -42,6 +42,10 @@ type Options struct {
 	// StallTimeout bounds each write of a raw file to a client
 	// (--stalled-client-timeout); 0 leaves only the server's write-timeout.
 	StallTimeout time.Duration
+	// DiffPageBytes is the REST diff's page when the request gives no
+	// maxBytes: max-answer-bytes, the largest page, since a program, not a
+	// model, reads it. 0 is the explore service's default answer size.
+	DiffPageBytes int
 	// Projects answers explore requests that name a project and no
 	// package (internal/project), on /v1/explore and /mcp; nil refuses
 	// them.
@@ -56,6 +60,8 @@ type Server struct {
 	ready store.VersionReader
 	log   *slog.Logger
 	stall time.Duration
+	// diffPage is Options.DiffPageBytes.
+	diffPage int
 }
 
 // New returns the Echo instance serving every route.
@@ -64,7 +70,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, ex: explore.WithProjects(svc, opt.Projects), ready: ready, log: log, stall: opt.StallTimeout}
+	s := &Server{svc: svc, ex: explore.WithProjects(svc, opt.Projects), ready: ready, log: log, stall: opt.StallTimeout, diffPage: opt.DiffPageBytes}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

@@ -47,7 +47,7 @@ func (s *Server) diff(c echo.Context, t explore.Target) error {
 		}
 		r.ContextLines = &n
 	}
-	r.MaxBytes = s.svc.MaxAnswerBytes()
+	r.MaxBytes = s.diffPage
 	if v := q.Get("maxBytes"); v != "" {
 		if r.MaxBytes, err = strconv.Atoi(v); err != nil {
 			return inputErr("maxBytes", "want a number of bytes")

@@ -390,7 +390,3 @@ func (s *Service) openDiffSide(ctx context.Context, pkgs Versions, name, field s
 	}
 	return o, nil
 }
-
-// MaxAnswerBytes is the largest page a request may ask for (the REST
-// diff's page).
-func (s *Service) MaxAnswerBytes() int { return s.lim.MaxAnswerBytes }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/pkgscope/pkgscope/internal/index"
 )
 
 // Request is the explore_npm tool's input: one object for every action,
@@ -150,18 +148,6 @@ func WithProjects(ex Explorer, p ProjectExplorer) Explorer {
 type withProjects struct {
 	Explorer
 	ProjectExplorer
-}
-
-// StoredVersion returns name@version's files through the read chain
-// (access first) when the store holds them, an error wrapping
-// store.ErrNotFound when it does not; it never fills.
-func (s *Service) StoredVersion(ctx context.Context, name, version string) (*Opened, error) {
-	return s.stored.pkgs.Stored(ctx, name, version)
-}
-
-// SearchIn greps an opened version through the read chain.
-func (s *Service) SearchIn(ctx context.Context, o *Opened, q index.Query) (*Searched, error) {
-	return s.stored.pkgs.Search(ctx, o, q)
 }
 
 // deref is *p, 0 for nil: a count the caller may leave out.

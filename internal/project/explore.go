@@ -22,10 +22,9 @@ import (
 // package read goes through its read chain, access check first, and every
 // answer is budgeted as a package's is (explore's page.go).
 type Reader interface {
-	// StoredVersion returns a stored version's files, never filling.
-	StoredVersion(ctx context.Context, name, version string) (*explore.Opened, error)
-	// SearchIn greps an opened version.
-	SearchIn(ctx context.Context, o *explore.Opened, q index.Query) (*explore.Searched, error)
+	// Versions is the read chain: a project asks it for a stored
+	// version's files (Stored, never filling) and greps them (Search).
+	Versions() explore.Versions
 	// Read reads lines of one file of a version (filling it if needed).
 	Read(ctx context.Context, r explore.Request) (*explore.ReadResult, error)
 	// Budget is the byte budget of one answer (maxBytes, answer-bytes,
@@ -190,7 +189,7 @@ func (x *Explorer) open(ctx context.Context, p store.Project, wait bool) ([]open
 				pending = append(pending, pp)
 				continue
 			}
-			o, err := x.rd.StoredVersion(ctx, pp.Package, pp.Version)
+			o, err := x.rd.Versions().Stored(ctx, pp.Package, pp.Version)
 			switch {
 			case err == nil:
 				warm = append(warm, opened{pp, o})
@@ -493,7 +492,7 @@ func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
 		if file != "" && line != wholeFile {
 			q.Skip = func(p string, l, _ int) bool { return p == file && l <= line }
 		}
-		sr, err := g.x.rd.SearchIn(g.ctx, w.o, q)
+		sr, err := g.x.rd.Versions().Search(g.ctx, w.o, q)
 		if err != nil {
 			if errors.Is(err, index.ErrBadPattern) && !g.r.FixedStrings {
 				return true, fmt.Errorf("%w (to search for the text as written, set fixedStrings: true)", err)
