@@ -120,9 +120,15 @@ type Options struct {
 	MaxWork int
 }
 
-// DefaultMaxWork is about a second of line diffing: two 100,000-line
-// files with 1,000 lines changed between them take about 10^8 steps.
-const DefaultMaxWork = 200_000_000
+// DefaultMaxWork is about a second of line diffing. A step costs about
+// 75 ns of CPU, most of it the two allocations of jsdiff's path search and
+// their collection: typescript 5.8.2 → 5.9.2's lib/lib.dom.d.ts (19,391
+// lines apart) needs 1.9·10^8 steps, 29 s of CPU; 2·10^7 steps took 1.6 s
+// (GOMAXPROCS=1, load 10; docs/BENCHMARKS.md). The default was 2·10^8,
+// which let one diff request spend half a minute of CPU per changed file,
+// again for every page that starts inside the file. next 16.4.5 → 16.4.6
+// prints the same 62 MB with either.
+const DefaultMaxWork = 10_000_000
 
 // FileDiff is one changed file's part of the text.
 type FileDiff struct {

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -69,5 +70,22 @@ func TestChangesFromHashesAndModes(t *testing.T) {
 		if s := c.Path + " " + string(c.Status); s != want[i] {
 			t.Errorf("change %d = %s, want %s", i, s, want[i])
 		}
+	}
+}
+
+// TestDefaultMaxWorkBoundsAFile: two 5,000-line files with no line in
+// common need about 5·10^7 steps (4 s of CPU), past the default budget
+// of about a second, so the default shows them without hunks; the
+// 2·10^8 default before let such a file cost half a minute, on every
+// page of a diff that starts inside it.
+func TestDefaultMaxWorkBoundsAFile(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&a, "old line %d\n", i)
+		fmt.Fprintf(&b, "new line %d\n", i)
+	}
+	c, ob, nb := change("huge.js", []byte(a.String()), []byte(b.String()))
+	if fd := Render(c, ob, nb, "1", "2", Options{Context: 3}); !fd.TooComplex {
+		t.Errorf("5,000 lines against 5,000 others were diffed within the default budget (%d): +%d -%d", DefaultMaxWork, fd.Added, fd.Removed)
 	}
 }

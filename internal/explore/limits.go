@@ -1,6 +1,9 @@
 package explore
 
-import "github.com/pkgscope/pkgscope/internal/pathglob"
+import (
+	"github.com/pkgscope/pkgscope/internal/diff"
+	"github.com/pkgscope/pkgscope/internal/pathglob"
+)
 
 // DefaultLimits returns the read and glob limits the mirror starts with.
 // 2000 lines is what an agent's own file-read tool shows by default; 512
@@ -21,8 +24,7 @@ func DefaultLimits() Limits {
 		// rarely adds to that, while it delays every other file.
 		MatchesPerFile: 10,
 		Glob:           pathglob.DefaultLimits(),
-		// 2·10^8 steps of line diff take about a second (two
-		// 100,000-line files 1,000 lines apart need 10^8).
-		DiffMaxWork: 200_000_000,
+		// About a second of line diff (diff.DefaultMaxWork says why).
+		DiffMaxWork: diff.DefaultMaxWork,
 	}
 }
