@@ -15,7 +15,7 @@ import (
 const StreamChunk = 1 << 20
 
 // maxWindow is the largest zstd window a Stream decodes: Encode's frames
-// use at most 8 MiB (zstd.SpeedDefault), so a larger one is corrupt and
+// use at most 8 MiB (the encoder's default window at every level), so a larger one is corrupt and
 // must not make the decoder allocate it.
 const maxWindow = 8 << 20
 

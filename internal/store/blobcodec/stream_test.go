@@ -3,6 +3,7 @@ package blobcodec
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"testing/iotest"
@@ -55,5 +56,34 @@ func TestStreamCorrupt(t *testing.T) {
 				t.Fatalf("got %v, want ErrCorrupt", err)
 			}
 		})
+	}
+}
+
+// TestStreamLargeBodyAtDefaultLevel: a body larger than maxWindow encoded
+// with the default Config streams back whole: the frames Encode writes at
+// its default level declare a window the Stream accepts.
+func TestStreamLargeBodyAtDefaultLevel(t *testing.T) {
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var b bytes.Buffer
+	for i := 0; b.Len() < 3*maxWindow; i++ {
+		fmt.Fprintf(&b, "export const v%d = %d; // %x\n", i, i*i, i*7919)
+	}
+	body := b.Bytes()
+	codec, data := c.Encode(body)
+	if codec != Zstd {
+		t.Fatal("want a zstd body")
+	}
+	st, err := NewStream(codec, int64(len(body)), int64(len(data)), 0, bytes.NewReader(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, err := io.ReadAll(st)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("streamed %d of %d bytes, err %v", len(got), len(body), err)
 	}
 }
