@@ -50,11 +50,18 @@ func classify(err error) explore.Class {
 func (t *tool) fail(err error, note string) *sdk.CallToolResult {
 	class := classify(err)
 	body := ErrorBody{Error: ErrorDetail{Code: class.Code, Message: err.Error()}}
-	if class.Status == http.StatusInternalServerError && class.Code == "internal" {
-		var c classed
-		if !errors.As(err, &c) { // a remote's message is already redacted
+	var remote classed
+	if !errors.As(err, &remote) { // a remote's message is already redacted
+		switch {
+		case class.Status == http.StatusInternalServerError && class.Code == "internal":
 			t.opt.Logger.Error("explore_npm failed", "err", err)
 			body.Error.Message = "internal error (logged by pkgscope)"
+		case class.Code == "store_unavailable", class.Code == "timeout":
+			// As the API answers them: the store's error names the
+			// database's user, name and address, which no caller of
+			// the shared /mcp should read.
+			t.opt.Logger.Error("explore_npm failed", "err", err)
+			body.Error.Message = "the mirror's store is not answering; retry shortly"
 		}
 	}
 	if class.RetryAfter > 0 {
