@@ -22,7 +22,9 @@ if [ ! -d "$work/app/node_modules" ]; then
   (cd "$work/app" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 fi
 go build -o "$work/mirror" "$repo/cmd/mirror"
-"$work/mirror" --addr "127.0.0.1:$port" --data-dir "$work/data" --max-open-indexes "${MAX_OPEN_INDEXES:-64}" >"$work/mirror.log" 2>&1 &
+# The mirror's defaults unless MAX_OPEN_INDEXES / MAX_OPEN_INDEX_BYTES are set.
+"$work/mirror" --addr "127.0.0.1:$port" --data-dir "$work/data" \
+  ${MAX_OPEN_INDEXES:+--max-open-indexes "$MAX_OPEN_INDEXES"} ${MAX_OPEN_INDEX_BYTES:+--max-open-index-bytes "$MAX_OPEN_INDEX_BYTES"} >"$work/mirror.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 until curl -sf "127.0.0.1:$port/healthz" >/dev/null; do sleep 0.2; done
@@ -64,4 +66,4 @@ for pattern in 'useSyncExternalStore' 'ERR_REQUIRE_ESM' 'export declare function
   n=$(grep_rg "$pattern" | wc -l)
   echo "pattern '$pattern': $n lines; project grep ${p} ms, rg ${r} ms, ratio rg/project $(awk -v a="$r" -v b="$p" 'BEGIN{printf "%.1f", a/(b>0?b:1)}')x; results $same"
 done
-echo "mirror peak RSS: $(grep VmHWM /proc/$pid/status | awk '{print $2/1024 " MiB"}') (max-open-indexes ${MAX_OPEN_INDEXES:-64})"
+echo "mirror peak RSS: $(grep VmHWM /proc/$pid/status | awk '{print $2/1024 " MiB"}') (max-open-indexes ${MAX_OPEN_INDEXES:-default}, max-open-index-bytes ${MAX_OPEN_INDEX_BYTES:-default}); load average: $(cut -d' ' -f1-3 /proc/loadavg)"

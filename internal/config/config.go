@@ -147,14 +147,16 @@ type Config struct {
 	MaxGlobExpandedBytes, MaxGlobWildcards int
 
 	// Grep: IndexDir caches indexes on this node (default DataDir/indexes);
-	// MaxOpenIndexes stay mapped at once. A grep's pattern is at most
+	// MaxOpenIndexes stay mapped at once, mapping at most
+	// MaxOpenIndexBytes of index files together. A grep's pattern is at most
 	// MaxGrepPatternBytes; it returns DefaultMaxMatches lines unless asked
 	// for up to MaxMatches, at most MaxContextLines of context, at most
 	// MaxGrepOutputBytes of text, lines cut to a GrepLineWindow-byte window
 	// around the match, and stops after GrepTimeout with what it found.
-	IndexDir       string
-	MaxOpenIndexes int
-	MaxIndexBuilds int // index builds at once (each holds a version's postings)
+	IndexDir          string
+	MaxOpenIndexes    int
+	MaxOpenIndexBytes int64
+	MaxIndexBuilds    int // index builds at once (each holds a version's postings)
 	// MaxIndexBytes caps one version's search index file (its distinct
 	// text plus about 0.3x for postings): a version over it still lists
 	// and reads, and grep says why. IndexCacheBytes bounds the local index
@@ -355,6 +357,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Str(&c.IndexDir, "index-dir", "local cache of search indexes (default: data-dir/indexes)")
 	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
 	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "search indexes kept mapped at once")
+	b.Bytes(&c.MaxOpenIndexBytes, "max-open-index-bytes", "bytes of index files kept mapped at once (least recently used closed past it)")
 	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them (0: builds read the store)")
 	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
 	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "local search index cache size; least recently used indexes are removed past it (0: no bound)")
@@ -471,6 +474,7 @@ func (c Config) Validate() error {
 	positive("max-glob-expanded-bytes", int64(c.MaxGlobExpandedBytes))
 	positive("max-glob-wildcards", int64(c.MaxGlobWildcards))
 	positive("max-open-indexes", int64(c.MaxOpenIndexes))
+	positive("max-open-index-bytes", c.MaxOpenIndexBytes)
 	positive("max-index-builds", int64(c.MaxIndexBuilds))
 	positive("max-index-bytes", c.MaxIndexBytes)
 	if c.IndexSpoolBytes < 0 {

@@ -91,7 +91,10 @@ func Default() Config {
 		MaxGlobWildcards:     ex.Glob.MaxWildcards,
 
 		MaxOpenIndexes: so.MaxOpen,
-		MaxIndexBuilds: so.MaxBuilds,
+		// 1 GiB maps the midsize app's 406 indexes (226 MB) four times
+		// over, or four of npm's largest (next@16.4.6, 232 MB).
+		MaxOpenIndexBytes: so.MaxOpenBytes,
+		MaxIndexBuilds:    so.MaxBuilds,
 		// next@16.4.6, among npm's largest, indexes to 232 MB; 1 GiB keeps
 		// room for 4x that and bounds the disk one version can take.
 		MaxIndexBytes:       so.Build.MaxIndexBytes,
@@ -202,7 +205,7 @@ func (c Config) Search() search.Options {
 		dir = filepath.Join(c.DataDir, "indexes")
 	}
 	o := search.DefaultOptions(dir)
-	o.MaxOpen, o.MaxBuilds, o.Search = c.MaxOpenIndexes, c.MaxIndexBuilds, c.GrepLimits()
+	o.MaxOpen, o.MaxOpenBytes, o.MaxBuilds, o.Search = c.MaxOpenIndexes, c.MaxOpenIndexBytes, c.MaxIndexBuilds, c.GrepLimits()
 	o.CacheBytes, o.Build.MaxIndexBytes, o.SpoolBytes = c.IndexCacheBytes, c.MaxIndexBytes, c.IndexSpoolBytes
 	return o
 }

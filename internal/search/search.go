@@ -53,9 +53,18 @@ type Store interface {
 type Options struct {
 	// Dir is the local index cache. Empty keeps indexes in memory only.
 	Dir string
-	// MaxOpen is how many indexes stay open (mapped) at once; the least
-	// recently used is closed when another is opened.
-	MaxOpen int
+	// MaxOpen is how many indexes stay open (mapped) at once, and
+	// MaxOpenBytes how many bytes of index files they may map together
+	// (0: no byte bound); the least recently used are closed when another
+	// opened passes either. An open index costs its mapping, not heap (the
+	// tables it decodes are under 1% of the file), and what the kernel
+	// keeps of a mapping is page cache it can drop: the byte bound is the
+	// one that bounds memory, the count keeps mappings far below the
+	// kernel's 65,530 per process. Closing is not free either: a project
+	// grep over 406 packages reopening past 64 spent half its CPU in
+	// munmap and the rest decoding tables again.
+	MaxOpen      int
+	MaxOpenBytes int64
 	// MaxBuilds is how many index builds run at once. A build holds one
 	// body at a time plus the postings (peak RSS 333 MiB for next@16.4.6,
 	// 190 MB of text), and uses a core; more builds than cores only add
@@ -90,7 +99,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults for dir.
 func DefaultOptions(dir string) Options {
-	return Options{Dir: dir, MaxOpen: 64, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 10 << 30, ScanFirst: true,
+	return Options{Dir: dir, MaxOpen: 4096, MaxOpenBytes: 1 << 30, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 10 << 30, ScanFirst: true,
 		SpoolBytes: 1 << 30, Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
 }
 
@@ -101,9 +110,10 @@ type Searcher struct {
 	log   *slog.Logger
 	group singleflight.Group
 
-	mu   sync.Mutex
-	open map[string]*entry
-	lru  *list.List // of *entry, most recent first
+	mu        sync.Mutex
+	open      map[string]*entry
+	lru       *list.List // of *entry, most recent first
+	openBytes int64      // the open entries' index file bytes
 
 	disk     *diskCache          // the local index files, bounded by CacheBytes
 	tooLarge failures            // versions over Build.MaxIndexBytes
@@ -133,7 +143,8 @@ var errClosed = errors.New("search: closed")
 type entry struct {
 	key     string
 	ix      *index.Index
-	scan    bool // a scan index, replaced when the full one is ready
+	size    int64 // the index file's bytes
+	scan    bool  // a scan index, replaced when the full one is ready
 	refs    int
 	evicted bool
 	elem    *list.Element
@@ -141,8 +152,8 @@ type entry struct {
 
 // New returns a Searcher; it creates opt.Dir if needed.
 func New(st Store, opt Options) (*Searcher, error) {
-	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 || opt.CacheBytes < 0 || opt.SpoolBytes < 0 {
-		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds and ChunkBytes must be positive, CacheBytes and SpoolBytes not negative")
+	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 || opt.CacheBytes < 0 || opt.SpoolBytes < 0 || opt.MaxOpenBytes < 0 {
+		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds and ChunkBytes must be positive, CacheBytes, SpoolBytes and MaxOpenBytes not negative")
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -301,13 +312,10 @@ func (s *Searcher) Close() error {
 	}
 	var errs []error
 	for _, e := range s.open {
-		e.evicted = true
-		s.lru.Remove(e.elem)
-		if e.refs == 0 {
-			errs = append(errs, e.ix.Close())
+		for _, ix := range s.evictLocked(e) {
+			errs = append(errs, ix.Close())
 		}
 	}
-	clear(s.open)
 	return errors.Join(errs...)
 }
 
@@ -357,32 +365,32 @@ func (s *Searcher) lookup(k string) *entry {
 // insert opens ix as name@version's index. A full index replaces a scan
 // index (which closes once its searches end); otherwise an index already
 // open stays and ix is closed.
+//
+// Indexes it evicts are closed after mu is released: an munmap of a
+// mapping the searches paged in takes long enough that holding mu
+// through it stalled every other lookup.
 func (s *Searcher) insert(k string, ix *index.Index, scan bool) {
+	var closing []*index.Index
+	defer func() {
+		for _, c := range closing {
+			_ = c.Close()
+		}
+	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.open[k]; old != nil || s.closed {
 		if s.closed || !old.scan || scan {
-			_ = ix.Close()
+			closing = append(closing, ix)
 			return
 		}
-		s.lru.Remove(old.elem)
-		delete(s.open, k)
-		old.evicted = true
-		if old.refs == 0 {
-			_ = old.ix.Close()
-		}
+		closing = append(closing, s.evictLocked(old)...)
 	}
-	e := &entry{key: k, ix: ix, scan: scan}
+	e := &entry{key: k, ix: ix, scan: scan, size: ix.Stats().IndexBytes}
 	e.elem = s.lru.PushFront(e)
 	s.open[k] = e
-	for s.lru.Len() > s.opt.MaxOpen {
-		victim := s.lru.Back().Value.(*entry)
-		s.lru.Remove(victim.elem)
-		delete(s.open, victim.key)
-		victim.evicted = true
-		if victim.refs == 0 {
-			_ = victim.ix.Close()
-		}
+	s.openBytes += e.size
+	for s.lru.Len() > s.opt.MaxOpen || (s.opt.MaxOpenBytes > 0 && s.openBytes > s.opt.MaxOpenBytes && s.lru.Len() > 1) {
+		closing = append(closing, s.evictLocked(s.lru.Back().Value.(*entry))...)
 	}
 }
 
@@ -391,20 +399,32 @@ func (s *Searcher) insert(k string, ix *index.Index, scan bool) {
 // file's space is freed: --index-cache-bytes bounds the disk, open
 // indexes included. A version needed again is fetched from the store.
 func (s *Searcher) closeRemoved(path string) {
+	var closing []*index.Index
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for k, e := range s.open {
-		if e.scan || s.pathOf(k) != path {
-			continue
+		if !e.scan && s.pathOf(k) == path {
+			closing = s.evictLocked(e)
+			break
 		}
-		s.lru.Remove(e.elem)
-		delete(s.open, k)
-		e.evicted = true
-		if e.refs == 0 {
-			_ = e.ix.Close()
-		}
-		return
 	}
+	s.mu.Unlock()
+	for _, ix := range closing {
+		_ = ix.Close()
+	}
+}
+
+// evictLocked drops e from the open set and returns its index to close
+// when no search holds it (else the last release closes it). Called with
+// mu held.
+func (s *Searcher) evictLocked(e *entry) []*index.Index {
+	s.lru.Remove(e.elem)
+	delete(s.open, e.key)
+	s.openBytes -= e.size
+	e.evicted = true
+	if e.refs == 0 {
+		return []*index.Index{e.ix}
+	}
+	return nil
 }
 
 func (s *Searcher) release(e *entry) {

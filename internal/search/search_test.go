@@ -423,3 +423,40 @@ func TestCacheBoundClosesEvictedIndexes(t *testing.T) {
 		t.Errorf("built %d times, want 2 (1.0.0 came back from the store)", n)
 	}
 }
+
+// TestOpenBytesBound: past MaxOpenBytes of mapped index files the least
+// recently used indexes are closed, however few are open; the index just
+// opened always stays, even alone over the bound.
+func TestOpenBytesBound(t *testing.T) {
+	st := newStore(t)
+	for _, name := range []string{"a", "b", "c"} {
+		publish(t, st, name, "1.0.0", map[string]string{"x.js": name + " " + strings.Repeat("filler line\n", 50)})
+	}
+	s := newSearcher(t, st, t.TempDir(), 100)
+	stats, err := s.Ensure(t.Context(), "a", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.opt.MaxOpenBytes = 2*stats.IndexBytes + stats.IndexBytes/2 // room for two
+	grep(t, s, "b", "1.0.0", "filler")
+	grep(t, s, "a", "1.0.0", "filler") // a is now more recent than b
+	grep(t, s, "c", "1.0.0", "filler") // closes b
+	s.mu.Lock()
+	_, a := s.open[key("a", "1.0.0")]
+	_, b := s.open[key("b", "1.0.0")]
+	_, c := s.open[key("c", "1.0.0")]
+	n, bytes := s.lru.Len(), s.openBytes
+	s.mu.Unlock()
+	if !a || b || !c || n != 2 || bytes > s.opt.MaxOpenBytes {
+		t.Errorf("open after a, b, a, c with room for two: a %v b %v c %v, %d open, %d bytes (bound %d); want b closed", a, b, c, n, bytes, s.opt.MaxOpenBytes)
+	}
+	s.opt.MaxOpenBytes = 1 // smaller than any index
+	grep(t, s, "b", "1.0.0", "filler")
+	s.mu.Lock()
+	_, b = s.open[key("b", "1.0.0")]
+	n = s.lru.Len()
+	s.mu.Unlock()
+	if !b || n != 1 {
+		t.Errorf("with a bound below one index: b open %v, %d open; want just b", b, n)
+	}
+}
