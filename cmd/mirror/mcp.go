@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/client"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/mcp"
+	"github.com/pkgscope/pkgscope/internal/project"
 )
 
 const mcpUsage = `Usage: mirror mcp [--project DIR] [--remote URL [--token T]] [store flags]
@@ -100,6 +102,10 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 			return fmt.Errorf("%w: --remote: %v", errUsage, err)
 		}
 		ex = c
+		// A call naming no package explores the local project's tree: its
+		// lockfile is registered with the shared pkgscope (POST
+		// /v1/projects) on first use and again only when it changes.
+		opt.LocalProject = remoteProject(c, proj.LockDir())
 		log.Info("mcp: forwarding to a shared pkgscope", "endpoint", c.Endpoint(), "project", proj.Dir())
 	} else {
 		cfg, err := config.Load("mirror mcp", rest, getenv)
@@ -166,4 +172,35 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// remoteProject returns the LocalProject of `mirror mcp --remote`: it
+// reads the project in dir on each call (a lockfile is re-read as the
+// stdio mirror re-reads it) and uploads it only when its content id
+// differs from the one last registered, so unchanged files cost no
+// upload.
+func remoteProject(c *client.Client, dir string) func(context.Context) (string, error) {
+	var mu sync.Mutex
+	last := ""
+	return func(ctx context.Context) (string, error) {
+		u, err := project.ReadDir(dir, project.DefaultLimits().MaxLockfileBytes)
+		if err != nil {
+			return "", err
+		}
+		id := project.ID(u)
+		mu.Lock()
+		known := id == last
+		mu.Unlock()
+		if known {
+			return id, nil
+		}
+		reg, err := c.RegisterProject(ctx, u)
+		if err != nil {
+			return "", err
+		}
+		mu.Lock()
+		last = reg.ID
+		mu.Unlock()
+		return reg.ID, nil
+	}
 }

@@ -154,7 +154,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	a.Service = svc
 	a.WebDocs = newWebDocs(svc.StoreOnly(), ropt.Access, cfg, log, &http.Client{Transport: m.Transport("mdn", nil)})
 	// The project service checks access itself, for every package at once.
-	a.Projects = project.New(st, a.Warm, ropt.Access, cfg.Project())
+	// One set of lockfile parse slots for warm requests and projects.
+	parses := warm.NewParseSlots(cfg.MaxLockfileParses)
+	a.Projects = project.New(st, a.Warm, ropt.Access, cfg.Project(), parses)
 	// explore_npm with "project": the tree's packages read through svc's
 	// chain, so each one passes the access check; the API and /mcp hand
 	// project requests to it (explore.WithProjects).
@@ -167,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
 		DiffPageBytes: cfg.MaxAnswerBytes,
 	})
-	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), cfg.MaxLockfileParses)
+	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), parses)
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
 	wh.Register(e, warmBody)
 	project.NewHandlers(a.Projects).Register(e, warmBody)

@@ -54,6 +54,7 @@ func DefaultOptions() Options {
 // concurrent use.
 type Client struct {
 	endpoint string
+	projects string // POST /v1/projects
 	opt      Options
 	hc       *http.Client
 }
@@ -79,7 +80,23 @@ func New(baseURL string, opt Options) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{endpoint: u.String(), opt: opt, hc: hc}, nil
+	projects := *u
+	projects.Path = strings.TrimSuffix(projects.Path, "/v1/explore") + "/v1/projects"
+	return &Client{endpoint: u.String(), projects: projects.String(), opt: opt, hc: hc}, nil
+}
+
+// RegisterProject registers a project with the remote (POST
+// /v1/projects) and returns its answer: the id to explore it by.
+func (c *Client) RegisterProject(ctx context.Context, u project.Upload) (*project.Registered, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the project: %w", err)
+	}
+	var reg project.Registered
+	if err := c.post(ctx, c.projects, b, &reg); err != nil {
+		return nil, err
+	}
+	return &reg, nil
 }
 
 // Endpoint is the URL requests are posted to.
@@ -150,11 +167,16 @@ func (c *Client) call(ctx context.Context, body explore.Request, out any) error 
 	if err != nil {
 		return fmt.Errorf("encoding the %s request: %w", body.Action, err)
 	}
+	return c.post(ctx, c.endpoint, b, out)
+}
+
+// post posts b to endpoint and decodes a 200 or 201 answer into out.
+func (c *Client) post(ctx context.Context, endpoint string, b []byte, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(b))
 	if err != nil {
-		return fmt.Errorf("building the request to %s: %w", c.endpoint, err)
+		return fmt.Errorf("building the request to %s: %w", endpoint, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -167,31 +189,31 @@ func (c *Client) call(ctx context.Context, body explore.Request, out any) error 
 		if ctx.Err() != nil {
 			// Our own deadline or the caller giving up: keep the context
 			// error so explore.Classify reports a timeout, not a failure.
-			return fmt.Errorf("calling pkgscope at %s: %w", c.endpoint, context.Cause(ctx))
+			return fmt.Errorf("calling pkgscope at %s: %w", endpoint, context.Cause(ctx))
 		}
 		return &Error{Status: http.StatusBadGateway, Code: CodeUnreachable,
-			Message: fmt.Sprintf("cannot reach pkgscope at %s: %v", c.endpoint, err), Err: err}
+			Message: fmt.Sprintf("cannot reach pkgscope at %s: %v", endpoint, err), Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.opt.MaxResponseBytes+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("reading the answer of %s: %w", c.endpoint, context.Cause(ctx))
+			return fmt.Errorf("reading the answer of %s: %w", endpoint, context.Cause(ctx))
 		}
 		return &Error{Status: http.StatusBadGateway, Code: CodeUnreachable,
-			Message: fmt.Sprintf("reading the answer of %s: %v", c.endpoint, err), Err: err}
+			Message: fmt.Sprintf("reading the answer of %s: %v", endpoint, err), Err: err}
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
 		// An error body over the cap is quoted in part, never decoded whole.
 		return decodeError(resp, data)
 	}
 	if int64(len(data)) > c.opt.MaxResponseBytes {
 		return &Error{Status: http.StatusBadGateway, Code: CodeBadAnswer,
-			Message: fmt.Sprintf("the answer of %s is over %d bytes (setting max-response-bytes)", c.endpoint, c.opt.MaxResponseBytes)}
+			Message: fmt.Sprintf("the answer of %s is over %d bytes (setting max-response-bytes)", endpoint, c.opt.MaxResponseBytes)}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return &Error{Status: http.StatusBadGateway, Code: CodeBadAnswer,
-			Message: fmt.Sprintf("the answer of %s is not the expected JSON: %v", c.endpoint, err), Err: err}
+			Message: fmt.Sprintf("the answer of %s is not the expected JSON: %v", endpoint, err), Err: err}
 	}
 	return nil
 }

@@ -152,7 +152,7 @@ func Default() Config {
 
 // Project returns the project limits.
 func (c Config) Project() project.Limits {
-	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait}
+	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait, Lockfile: c.Lockfile()}
 }
 
 // Upstream is the registry client's configuration; the caller names itself

@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
+	pkgproject "github.com/pkgscope/pkgscope/internal/project"
 )
 
 // e2eDir holds the TypeScript client and its pinned dependencies.
@@ -90,6 +92,39 @@ func TestE2ETypeScriptClient(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		bin := mirrorBinary(t)
 		checkE2E(t, run(t, "--", bin, "mcp", "--data-dir", t.TempDir(), "--max-line-width", "10", "--project", t.TempDir()))
+	})
+
+	// Issue 13: `mirror mcp --remote` explores the local project too: a
+	// call naming no package registers the lockfile with the shared
+	// pkgscope (POST /v1/projects) and explores it there.
+	t.Run("stdio --remote explores the local project", func(t *testing.T) {
+		r := newMirror(t, func(c *config.Config) { c.ProjectWait = 2 * time.Minute }) // the grep waits for the warm
+		r.publishFixtures()
+		dir := t.TempDir()
+		rewrite(t, filepath.Join(dir, "package.json"), `{"name":"app","version":"1.0.0","dependencies":{"grepme":"1.0.0"}}`)
+		rewrite(t, filepath.Join(dir, "package-lock.json"), `{"name":"app","lockfileVersion":3,"requires":true,"packages":{
+			"":{"name":"app","version":"1.0.0","dependencies":{"grepme":"1.0.0"}},
+			"node_modules/grepme":{"version":"1.0.0"}}}`)
+		projCalls := filepath.Join(t.TempDir(), "project.json")
+		rewrite(t, projCalls, `[{"action":"grep","pattern":"foo","outputMode":"files_with_matches"},
+			{"action":"read","path":"node_modules/grepme/a.js"}]`)
+		out := run(t, "--calls", projCalls, "--", mirrorBinary(t), "mcp", "--remote", r.srv.URL, "--project", dir)
+		if len(out.Results) != 2 || out.Results[0].IsError || out.Results[1].IsError {
+			t.Fatalf("project calls through --remote: %+v", out.Results)
+		}
+		if grep := out.Results[0].Text; !strings.Contains(grep, "node_modules/grepme/many.js") || strings.Contains(grep, "[incomplete") {
+			t.Errorf("project grep through --remote:\n%s", grep)
+		}
+		if read := out.Results[1].Text; !strings.Contains(read, "foo here") {
+			t.Errorf("project read through --remote:\n%s", read)
+		}
+		u, err := pkgproject.ReadDir(dir, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.app.Projects.Status(t.Context(), pkgproject.ID(u)); err != nil {
+			t.Errorf("the shared pkgscope has no project registered by mirror mcp --remote: %v", err)
+		}
 	})
 
 	// Issue 12: `mirror mcp` started where an agent starts it, without

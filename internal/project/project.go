@@ -43,6 +43,9 @@ type Limits struct {
 	// warm yet before answering from those that are (setting
 	// project-wait).
 	Wait time.Duration
+	// Lockfile bounds the parse as POST /v1/warm's is (lockfile-max-nodes;
+	// its MaxBytes is MaxLockfileBytes).
+	Lockfile lockfile.Limits
 	// An answer's byte budget is a package answer's (answer-bytes,
 	// max-answer-bytes): one contract for both.
 }
@@ -54,7 +57,7 @@ type Limits struct {
 // the median package in well under a second, so most of a fresh
 // project's direct dependencies are warm by then).
 func DefaultLimits() Limits {
-	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second}
+	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second, Lockfile: lockfile.DefaultLimits()}
 }
 
 // Store is what projects need of the store: the projects, and the state
@@ -74,13 +77,17 @@ type Service struct {
 	warm   Warmer
 	access func(ctx context.Context, name string) error
 	lim    Limits
+	parses warm.ParseSlots
 }
 
 // New returns a Service. access (nil: everyone may read everything) is the
 // explore service's per-package check; it returns an error (an
-// *explore.ForbiddenError) for a package the caller may not read.
-func New(st Store, w Warmer, access func(ctx context.Context, name string) error, lim Limits) *Service {
-	return &Service{st: st, warm: w, access: access, lim: lim}
+// *explore.ForbiddenError) for a package the caller may not read. Each
+// lockfile is parsed within one of parses' slots, the ones POST /v1/warm
+// takes (setting max-lockfile-parses): a project lockfile of up to 32 MiB
+// parses to several times that in memory.
+func New(st Store, w Warmer, access func(ctx context.Context, name string) error, lim Limits, parses warm.ParseSlots) *Service {
+	return &Service{st: st, warm: w, access: access, lim: lim, parses: parses}
 }
 
 // Upload is what a caller registers: a lockfile (or a package.json
@@ -183,9 +190,13 @@ func (s *Service) Register(ctx context.Context, u Upload) (*Registered, error) {
 	if u.PackageJSON != "" {
 		manifest = []byte(u.PackageJSON)
 	}
-	lim := lockfile.DefaultLimits()
+	lim := s.lim.Lockfile
 	lim.MaxBytes = max(s.lim.MaxLockfileBytes, 1)
+	if err := s.parses.Acquire(ctx); err != nil {
+		return nil, err
+	}
 	lf, tree, err := lim.Tree(u.Lockfile.Name, []byte(u.Lockfile.Content), manifest)
+	s.parses.Release()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}

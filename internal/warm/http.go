@@ -38,8 +38,32 @@ type Requests interface {
 type Handlers struct {
 	reqs   Requests
 	lim    lockfile.Limits
-	parses chan struct{}
+	parses ParseSlots
 }
+
+// ParseSlots bounds how many lockfiles the mirror reads and parses at once
+// (setting max-lockfile-parses). POST /v1/warm and the project
+// registrations (POST /v1/projects, `mirror mcp`'s local project) take
+// their slots from the same ParseSlots, so together they hold at most that
+// many parses' memory.
+type ParseSlots chan struct{}
+
+// NewParseSlots returns n slots (at least one).
+func NewParseSlots(n int) ParseSlots { return make(ParseSlots, max(n, 1)) }
+
+// Acquire takes a slot, waiting until one is free or ctx ends; then it
+// answers 503 naming the setting (an *echo.HTTPError).
+func (p ParseSlots) Acquire(ctx context.Context) error {
+	select {
+	case p <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "the mirror is parsing other lockfiles (setting max-lockfile-parses); retry")
+	}
+}
+
+// Release gives back a slot Acquire took.
+func (p ParseSlots) Release() { <-p }
 
 // DefaultMaxLockfileParses is the default of the setting
 // max-lockfile-parses: 2, since the costliest lockfile the default limits
@@ -48,9 +72,9 @@ type Handlers struct {
 const DefaultMaxLockfileParses = 2
 
 // NewHandlers returns the handlers over reqs, parsing lockfiles within lim
-// and at most maxParses bodies at once.
-func NewHandlers(reqs Requests, lim lockfile.Limits, maxParses int) *Handlers {
-	return &Handlers{reqs: reqs, lim: lim, parses: make(chan struct{}, max(maxParses, 1))}
+// and within one of parses' slots each.
+func NewHandlers(reqs Requests, lim lockfile.Limits, parses ParseSlots) *Handlers {
+	return &Handlers{reqs: reqs, lim: lim, parses: parses}
 }
 
 // Register mounts the routes on e; mw wraps the POST (its body limit:
@@ -113,15 +137,13 @@ func (h *Handlers) post(c echo.Context) error {
 // waiting until one is free or ctx ends. The POST takes it before reading
 // its body, so that the memory a body and its parse take is bounded too.
 func (h *Handlers) acquire(ctx context.Context) error {
-	select {
-	case h.parses <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "the mirror is parsing other lockfiles (setting max-lockfile-parses); retry")
+	if err := h.parses.Acquire(ctx); err != nil {
+		return err
 	}
+	return nil
 }
 
-func (h *Handlers) release() { <-h.parses }
+func (h *Handlers) release() { h.parses.Release() }
 
 // Accept checks a request's body and queues it, returning its id: the
 // POST handler and the web page's warm form both submit through it. A

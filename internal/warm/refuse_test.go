@@ -59,7 +59,7 @@ func TestInvalidWantRefusesTheWholeRequest(t *testing.T) {
 func TestLockfileParsesWaitForASlot(t *testing.T) {
 	t.Parallel()
 	var submitted int
-	h := NewHandlers(requestsFunc(func() { submitted++ }), lockfile.DefaultLimits(), 1)
+	h := NewHandlers(requestsFunc(func() { submitted++ }), lockfile.DefaultLimits(), NewParseSlots(1))
 	e := echo.New()
 	h.Register(e)
 	post := func(ctx context.Context) *httptest.ResponseRecorder {
