@@ -13,8 +13,10 @@
 package mcp
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -116,12 +118,47 @@ func NewServer(ex Explorer, opt Options) *sdk.Server {
 func HTTPHandler(ex Explorer, opt Options) http.Handler {
 	opt = opt.withDefaults()
 	srv := NewServer(ex, opt)
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	return refuseBatches(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
 		Logger:                     slog.New(minLevel{opt.Logger.Handler(), slog.LevelWarn}),
 		MaxRequestBodyBytes:        opt.Limits.MaxHTTPBodyBytes,
 		DisableLocalhostProtection: opt.AllowAnyHost,
+	}))
+}
+
+// refuseBatches answers a JSON-RPC batch (a body that is a JSON array)
+// with 400 before the SDK runs it. The SDK would run every call of a
+// batch: one HTTP request, which the rate limit counts once, carried
+// thousands of greps or diffs in max-body-bytes. MCP dropped batches in
+// its 2025-06-18 revision and clients send one message per POST.
+func refuseBatches(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			br := bufio.NewReader(r.Body)
+			for {
+				b, err := br.ReadByte()
+				if err != nil {
+					break // empty or unreadable: the SDK answers it
+				}
+				if b == ' ' || b == '\t' || b == '\r' || b == '\n' {
+					continue
+				}
+				_ = br.UnreadByte()
+				if b == '[' {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not accepted: send one message per request"}}`)
+					return
+				}
+				break
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{br, r.Body}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

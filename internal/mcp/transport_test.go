@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -143,5 +144,51 @@ func TestHTTPHostGuard(t *testing.T) {
 	defer open.Close()
 	if got := post(open.URL); got != http.StatusOK {
 		t.Errorf("AllowAnyHost with a foreign Host = %d, want 200", got)
+	}
+}
+
+// countingExplorer counts the calls that reach the service.
+type countingExplorer struct {
+	explore.Explorer
+	lists int
+}
+
+func (c *countingExplorer) List(ctx context.Context, r explore.Request) (*explore.ListResult, error) {
+	c.lists++
+	return c.Explorer.List(ctx, r)
+}
+
+// TestHTTPRefusesBatches: a JSON-RPC batch would run every call in it on
+// one HTTP request, which rate limits count once; /mcp answers it 400
+// and runs none, and a single call still works.
+func TestHTTPRefusesBatches(t *testing.T) {
+	m := newMirror(t)
+	m.publishFixtures()
+	ex := &countingExplorer{Explorer: m.app.Service}
+	srv := httptest.NewServer(mcp.HTTPHandler(ex, mcp.Options{AllowAnyHost: true}))
+	t.Cleanup(srv.Close)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explore_npm","arguments":{"action":"list","packageName":"lib"}}}`
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, batch := range []string{"[" + call + "," + call + "]", " \n\t[" + call + "]"} {
+		if code, body := post(batch); code != http.StatusBadRequest || !strings.Contains(body, "batches are not accepted") {
+			t.Errorf("batch: %d %s, want 400", code, body)
+		}
+	}
+	if ex.lists != 0 {
+		t.Fatalf("a refused batch ran %d calls", ex.lists)
+	}
+	if code, body := post("\n" + call); code != http.StatusOK || !strings.Contains(body, "lib@1.0.0") || ex.lists != 1 {
+		t.Errorf("single call: %d %s (%d calls)", code, body, ex.lists)
 	}
 }
