@@ -101,7 +101,7 @@ func StoredForm(r io.ReaderAt, size int64) (io.Reader, int64, error) {
 // whose checksum is not the one Build recorded, is an error wrapping
 // ErrCorrupt; Open checks the written file again.
 //
-// Memory: the contents and keys tables (48 bytes per distinct body with
+// Memory: the contents and keys tables (65 bytes per distinct body with
 // the store's 32-byte keys) and one body at a time.
 func Assemble(w io.Writer, stored io.ReaderAt, size int64, body func(key string) ([]byte, error)) (int64, error) {
 	t, err := readTrailer(stored, size)
