@@ -111,6 +111,7 @@ func openDiskCache(dir string, max int64, log *slog.Logger) *diskCache {
 	}
 	c.mu.Lock()
 	c.evict(nil)
+	c.removed = nil // nothing is open yet
 	c.mu.Unlock()
 	return c
 }
