@@ -206,12 +206,13 @@ func (l Later) Ensure(_ context.Context, name, version string) (index.Stats, err
 		defer s.bg.Done()
 		ctx, cancel := context.WithTimeout(s.bgCtx, l.timeout)
 		defer cancel()
-		if s.opt.ScanFirst {
+		if s.opt.ScanFirst && s.opt.Dir != "" {
 			// The scan index first, then the full one (load starts it):
 			// the grep that usually follows a cold fill joins the scan
 			// build instead of sharing the cores with the full build,
 			// which on next@16.4.6 is 6 s of CPU to the scan's 1 s. A fill
-			// that no grep follows spends that second for nothing.
+			// that no grep follows spends that second for nothing. Not
+			// without a local cache, where a scan index is held in memory.
 			if e, err := s.acquire(ctx, name, version); err == nil {
 				s.release(e)
 			}
