@@ -124,9 +124,10 @@ type Config struct {
 	MaxReadBytes                                 int
 
 	// Diff: one file's line diff stops after MaxDiffWork steps (about a
-	// second) and is shown without hunks. Its pages keep the answer
-	// budgets below, like every action.
-	MaxDiffWork int
+	// second) and is shown without hunks; a page ends at the next file
+	// boundary once its line diffs spent MaxDiffPageWork. Its pages keep
+	// the answer budgets below, like every action.
+	MaxDiffWork, MaxDiffPageWork int
 
 	// Answer budgets (internal/explore/page.go): an explore answer, JSON
 	// or MCP text, is at most AnswerBytes (list, glob, grep) or
@@ -342,6 +343,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxLineWidth, "max-line-width", "bytes of a line a read shows before cutting it")
 	b.Int(&c.MaxReadBytes, "max-read-bytes", "most content bytes one read returns")
 	b.Int(&c.MaxDiffWork, "max-diff-work", "steps one file's line diff may take before it is shown without hunks")
+	b.Int(&c.MaxDiffPageWork, "max-diff-page-work", "line-diff steps after which a diff page ends at the next file (truncatedBy diffWork)")
 	b.Int(&c.AnswerBytes, "answer-bytes", "bytes a list, glob or grep answer holds when the request gives no maxBytes")
 	b.Int(&c.ReadAnswerBytes, "read-answer-bytes", "bytes a read answer holds when the request gives no maxBytes")
 	b.Int(&c.MaxAnswerBytes, "max-answer-bytes", "largest maxBytes a request may ask for")
@@ -459,6 +461,7 @@ func (c Config) Validate() error {
 	positive("max-line-width", int64(c.MaxLineWidth))
 	positive("max-read-bytes", int64(c.MaxReadBytes))
 	positive("max-diff-work", int64(c.MaxDiffWork))
+	positive("max-diff-page-work", int64(c.MaxDiffPageWork))
 	positive("grep-matches-per-file", int64(c.GrepMatchesPerFile))
 	for _, b := range []struct {
 		name string

@@ -77,6 +77,7 @@ func Default() Config {
 		MaxLineWidth:        ex.MaxLineWidth,
 		MaxReadBytes:        ex.MaxReadBytes,
 		MaxDiffWork:         ex.DiffMaxWork,
+		MaxDiffPageWork:     ex.DiffPageWork,
 		AnswerBytes:         ex.AnswerBytes,
 		ReadAnswerBytes:     ex.ReadAnswerBytes,
 		MaxAnswerBytes:      ex.MaxAnswerBytes,
@@ -215,7 +216,7 @@ func (c Config) Explore() explore.Limits {
 	l := explore.DefaultLimits()
 	l.DefaultReadLimit, l.MaxReadLimit, l.MaxLineWidth, l.MaxReadBytes = c.DefaultReadLimit, c.MaxReadLimit, c.MaxLineWidth, c.MaxReadBytes
 	l.MaxMatches, l.MaxContextLines = c.MaxMatches, c.MaxContextLines
-	l.DiffMaxWork = c.MaxDiffWork
+	l.DiffMaxWork, l.DiffPageWork = c.MaxDiffWork, c.MaxDiffPageWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile = c.GrepMatchesPerFile
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes

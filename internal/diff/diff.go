@@ -141,6 +141,9 @@ type FileDiff struct {
 	// TooComplex: the line diff passed MaxWork, so Text has the headers
 	// and no hunks.
 	TooComplex bool
+	// Work is the steps the line diff took (MaxWork's unit), so a caller
+	// rendering many files can bound their sum.
+	Work int
 }
 
 // Render prints one change, given its bodies (nil for an absent side),
@@ -197,7 +200,8 @@ func Render(c Change, oldBody, newBody []byte, vOld, vNew string, o Options) Fil
 	if maxWork <= 0 {
 		maxWork = DefaultMaxWork
 	}
-	runs, err := diffLines(tokenizeLines(oldText), tokenizeLines(newText), o.IgnoreAllSpace, maxWork)
+	runs, work, err := diffLines(tokenizeLines(oldText), tokenizeLines(newText), o.IgnoreAllSpace, maxWork)
+	fd.Work = work
 	if err != nil {
 		fd.TooComplex = true
 	}

@@ -241,7 +241,7 @@ func FuzzDiffLines(f *testing.F) {
 	f.Add("x\r\ny", " x\r\ny\n", true)
 	f.Fuzz(func(t *testing.T, a, b string, ws bool) {
 		oldT, newT := tokenizeLines(a), tokenizeLines(b)
-		runs, err := diffLines(oldT, newT, ws, DefaultMaxWork)
+		runs, _, err := diffLines(oldT, newT, ws, DefaultMaxWork)
 		if err != nil {
 			t.Fatal(err)
 		}

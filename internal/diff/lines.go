@@ -64,9 +64,9 @@ var errTooComplex = errors.New("diff: too many differing lines to compare within
 //
 // The search costs O((N+M)·D) for N and M lines and D differing ones; it
 // stops with errTooComplex after maxWork steps (diagonals tried plus
-// lines matched), where npm would go on for minutes.
-func diffLines(oldTokens, newTokens []string, ignoreWhitespace bool, maxWork int) ([]run, error) {
-	work := 0
+// lines matched), where npm would go on for minutes. It also returns the
+// steps it took (maxWork+1 when it stopped).
+func diffLines(oldTokens, newTokens []string, ignoreWhitespace bool, maxWork int) (runs []run, work int, err error) {
 	// Tokens are interned to ints so that the inner loop compares words.
 	ids := map[string]int32{}
 	intern := func(tokens []string) []int32 {
@@ -144,13 +144,13 @@ func diffLines(oldTokens, newTokens []string, ignoreWhitespace bool, maxWork int
 	bestPath[off] = &diffPath{oldPos: -1}
 	newPos := extractCommon(bestPath[off], 0)
 	if bestPath[off].oldPos+1 >= oldLen && newPos+1 >= newLen {
-		return build(bestPath[off].last), nil
+		return build(bestPath[off].last), work, nil
 	}
 	minDiag, maxDiag := -maxEdit-1, maxEdit+1
 	for edit := 1; edit <= maxEdit; edit++ {
 		for d := max(minDiag, -edit); d <= min(maxDiag, edit); d += 2 {
 			if work++; work > maxWork {
-				return nil, errTooComplex
+				return nil, work, errTooComplex
 			}
 			removePath, addPath := bestPath[off+d-1], bestPath[off+d+1]
 			if removePath != nil {
@@ -174,7 +174,7 @@ func diffLines(oldTokens, newTokens []string, ignoreWhitespace bool, maxWork int
 			}
 			newPos = extractCommon(base, d)
 			if base.oldPos+1 >= oldLen && newPos+1 >= newLen {
-				return build(base.last), nil
+				return build(base.last), work, nil
 			}
 			bestPath[off+d] = base
 			if base.oldPos+1 >= oldLen {

@@ -37,7 +37,9 @@ type DiffResult struct {
 	// selected no file of either version.
 	Notes []string `json:"notes,omitempty"`
 	// Truncated says the diff goes on: TruncatedBy names the budget
-	// ("maxBytes") and Next is the request for the next page.
+	// ("maxBytes", or "diffWork": the page's line-diff work passed
+	// max-diff-page-work at a file boundary) and Next is the request for
+	// the next page.
 	Truncated   bool     `json:"truncated"`
 	TruncatedBy string   `json:"truncatedBy,omitempty"`
 	Next        *Request `json:"next,omitempty"`
@@ -48,7 +50,8 @@ type DiffFile struct {
 	Path   string `json:"path"`
 	Status string `json:"status"` // added, deleted, modified
 	// Added and Removed count the diff's "+" and "-" lines (not given
-	// with nameOnly, which does not diff lines).
+	// with nameOnly, which does not diff lines, nor for a file too
+	// complex to diff, whose hunks are not shown).
 	Added   *int `json:"added,omitempty"`
 	Removed *int `json:"removed,omitempty"`
 	// Note says why a file's hunks are missing (too many changed lines
@@ -169,11 +172,25 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	room := budget.Left()
 	p := diffPager{first: cur.file == 0 && cur.offset == 0 && cur.inline == 0}
 	i, off, inl := cur.file, cur.offset, cur.inline
+	// work is the line-diff steps this page spent: once it passes
+	// DiffPageWork the page ends before the next file (a page of 32 KiB
+	// could otherwise hold ~200 files that each spend max-diff-work and
+	// print only their headers: minutes of CPU from one request).
+	work := 0
 	for ; i < len(changes); i, off, inl = i+1, 0, 0 {
+		if work >= s.lim.DiffPageWork && budget.items > 0 {
+			res.Truncated, res.TruncatedBy = true, TruncDiffWork
+			next := r
+			next.Version, next.From, next.To = "", oldV.Version, newV.Version
+			next.Cursor = diffCursor{i, 0, 0}.String()
+			res.Next = &next
+			break
+		}
 		fd, err := s.renderChange(ctx, pkgs, oldV, newV, changes[i], opts)
 		if err != nil {
 			return nil, err
 		}
+		work += fd.Work
 		if off > len(fd.Text) || (inl > 0 && off == len(fd.Text)) {
 			return nil, errDiffCursor
 		}
@@ -323,9 +340,13 @@ func fitJSON(s string, n int) int {
 	return len(s)
 }
 
+// TruncDiffWork: a diff page ended at a file boundary because its line
+// diffs spent max-diff-page-work.
+const TruncDiffWork = "diffWork"
+
 func diffFileOf(fd diff.FileDiff, nameOnly bool) *DiffFile {
 	e := &DiffFile{Path: fd.Path, Status: string(fd.Status)}
-	if !nameOnly {
+	if !nameOnly && !fd.TooComplex {
 		a, r := fd.Added, fd.Removed
 		e.Added, e.Removed = &a, &r
 	}

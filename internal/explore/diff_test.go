@@ -367,3 +367,83 @@ func TestDiffIncludeSelectsNothing(t *testing.T) {
 		t.Errorf("unchanged.js: notes %q, %v", res.Notes, err)
 	}
 }
+
+// TestDiffPageEndsAfterItsWork: a page holds many small changed files
+// that each spend the whole max-diff-work; it ends at a file boundary once
+// its work passes DiffPageWork (truncatedBy diffWork), and following next
+// still prints exactly the whole diff, each file once. Before, a 32 KiB
+// page could hold ~200 such files: minutes of CPU from one request.
+func TestDiffPageEndsAfterItsWork(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	// Every line of every file differs, so each file's line diff passes
+	// the small max-diff-work below and prints only its headers.
+	const files = 12
+	for v, mark := range map[string]string{"1.0.0": "old", "2.0.0": "new"} {
+		pkg := map[string]string{}
+		for i := range files {
+			var b strings.Builder
+			for l := range 200 {
+				b.WriteString(mark + strconv.Itoa(i*1000+l) + "\n")
+			}
+			pkg["f"+strconv.Itoa(10+i)+".js"] = b.String()
+		}
+		if _, err := ingest.Ingest(t.Context(), st, "work", v, "sha512-x", tb.Package(t, pkg), ingest.DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lim := DefaultLimits()
+	lim.DiffMaxWork, lim.DiffPageWork = 1000, 3000
+	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: lim})
+	unbounded := DefaultLimits()
+	unbounded.DiffMaxWork, unbounded.DiffPageWork = 1000, 1<<40
+	whole, err := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: unbounded}).Diff(t.Context(),
+		Request{Action: "diff", PackageName: "work", From: "1.0.0", To: "2.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Truncated || len(whole.Files) != files {
+		t.Fatalf("whole diff: truncated %v by %q, %d files; want every one of %d on one page", whole.Truncated, whole.TruncatedBy, len(whole.Files), files)
+	}
+	for _, f := range whole.Files {
+		if f.Note == "" || f.Added != nil || f.Removed != nil {
+			t.Fatalf("%+v: want a too-complex note and no line counts", f)
+		}
+	}
+	req := Request{Action: "diff", PackageName: "work", From: "1.0.0", To: "2.0.0"}
+	var text strings.Builder
+	var paths []string
+	pages := 1
+	for ; ; pages++ {
+		res, err := s.Diff(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each file passes max-diff-work (1,001 steps): a page ends
+		// after its third, the first past 3,000.
+		if len(res.Files) != 3 || (res.Next != nil && res.TruncatedBy != TruncDiffWork) {
+			t.Fatalf("page %d: %d files, truncatedBy %q; want 3 files and %q", pages, len(res.Files), res.TruncatedBy, TruncDiffWork)
+		}
+		text.WriteString(res.Diff)
+		for _, f := range res.Files {
+			paths = append(paths, f.Path)
+		}
+		if res.Next == nil {
+			break
+		}
+		if pages > files {
+			t.Fatal("paging does not end")
+		}
+		req = *res.Next
+	}
+	if text.String() != whole.Diff {
+		t.Errorf("pages concatenated differ from the whole diff")
+	}
+	if len(paths) != files || pages != files/3 {
+		t.Errorf("%d pages list %d files %q, want each of %d once on %d pages", pages, len(paths), paths, files, files/3)
+	}
+}

@@ -60,8 +60,11 @@ type Limits struct {
 	MaxContextLines  int // largest contextLines a grep may ask for (0: the searcher's own cap)
 	Glob             pathglob.Limits
 	// DiffMaxWork is the most work one file's line diff may take
-	// (diff.Options.MaxWork).
-	DiffMaxWork int
+	// (diff.Options.MaxWork); DiffPageWork the work after which a diff
+	// page ends at the next file boundary, so one request costs at most
+	// DiffPageWork + DiffMaxWork (each page re-renders the file it
+	// starts inside: also bounded by DiffMaxWork).
+	DiffMaxWork, DiffPageWork int
 	// Answer budgets (page.go): AnswerBytes for list, glob and grep,
 	// ReadAnswerBytes for read, MaxAnswerBytes the most maxBytes may ask.
 	AnswerBytes, ReadAnswerBytes, MaxAnswerBytes int

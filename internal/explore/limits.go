@@ -26,5 +26,8 @@ func DefaultLimits() Limits {
 		Glob:           pathglob.DefaultLimits(),
 		// About a second of line diff (diff.DefaultMaxWork says why).
 		DiffMaxWork: diff.DefaultMaxWork,
+		// Two files' worth: a page ends after about two seconds of line
+		// diffing however many changed files fit its bytes.
+		DiffPageWork: 2 * diff.DefaultMaxWork,
 	}
 }
