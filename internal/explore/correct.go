@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	pathpkg "path"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
@@ -84,7 +86,17 @@ func resolvedFrom(version string) string {
 
 // unknownPackage turns the registry's "no such package" into one that
 // names the closest published packages; other errors pass unchanged.
+//
+// A name with capitals is almost always a mistake for the lower-case one
+// (npm refuses capitals in new names; only old ones such as JSONStream
+// have them), and the registry refuses such a name with 403 as well as
+// 404: both become a 404 naming the lower-case name, where a 403 would
+// otherwise read as an outage and advise checking the auth token.
 func (s *Service) unknownPackage(ctx context.Context, name string, err error) error {
+	if lower := strings.ToLower(name); lower != name && refusedName(err) {
+		return &NotFoundError{What: fmt.Sprintf("package %q on the registry", name),
+			Hint: fmt.Sprintf("package names are lower case: try %q (only a few old packages, such as JSONStream, have capitals)", lower)}
+	}
 	if !errors.Is(err, upstream.ErrNotFound) {
 		return err
 	}
@@ -101,6 +113,17 @@ func (s *Service) unknownPackage(ctx context.Context, name string, err error) er
 		nf.Hint = "check the spelling; scoped packages are written @scope/name"
 	}
 	return nf
+}
+
+// refusedName reports whether the registry said no to a package name:
+// not found, or forbidden (401/403).
+func refusedName(err error) bool {
+	if errors.Is(err, upstream.ErrNotFound) {
+		return true
+	}
+	var ue *unavailable.Error
+	return errors.As(err, &ue) && ue.Source == unavailable.Registry &&
+		(ue.Status == http.StatusUnauthorized || ue.Status == http.StatusForbidden)
 }
 
 // cleanPath cleans a path an agent sent.

@@ -196,3 +196,23 @@ func TestGrepModesAndGlobs(t *testing.T) {
 		t.Errorf("outputMode lines = %v, want a 400", err)
 	}
 }
+
+// TestCapitalsInANameSuggestLowerCase: the registry refuses a name with
+// capitals with 404 or, as the real one does for "@types/Node", 403; both
+// answer 404 naming the lower-case name, not an outage advising to check
+// the auth token.
+func TestCapitalsInANameSuggestLowerCase(t *testing.T) {
+	svc, reg := newServiceReg(t, correctFiles())
+	reg.Fail("@scope/Paged", http.StatusForbidden, "")
+	for _, name := range []string{"Paged", "@scope/Paged"} {
+		_, err := svc.List(t.Context(), explore.Request{Action: "list", PackageName: name})
+		var nf *explore.NotFoundError
+		want := strings.ToLower(name)
+		if !errors.As(err, &nf) || !strings.Contains(nf.Hint, fmt.Sprintf("%q", want)) || explore.Classify(err).Status != http.StatusNotFound {
+			t.Errorf("list %s = %v, want a 404 suggesting %q", name, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "auth token") {
+			t.Errorf("list %s = %v: a refused name is not an auth problem", name, err)
+		}
+	}
+}

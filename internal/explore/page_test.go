@@ -22,6 +22,13 @@ import (
 // that has published files as "paged" 1.0.0.
 func newService(t *testing.T, files map[string]string) *explore.Service {
 	t.Helper()
+	svc, _ := newServiceReg(t, files)
+	return svc
+}
+
+// newServiceReg is newService and its fake registry.
+func newServiceReg(t *testing.T, files map[string]string) (*explore.Service, *fakeregistry.Registry) {
+	t.Helper()
 	reg := fakeregistry.New(t)
 	reg.ServeSearch()
 	cfg := config.Default()
@@ -40,7 +47,7 @@ func newService(t *testing.T, files map[string]string) *explore.Service {
 	if files != nil {
 		reg.Publish("paged", "1.0.0", tarballtest.Package(t, files))
 	}
-	return a.Service
+	return a.Service, reg
 }
 
 // pagedFiles is a package of 120 files in nested folders; every source
