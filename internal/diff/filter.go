@@ -43,7 +43,7 @@ const maxBraceExpansions = 256
 // than match them differently from npm.
 func NewFilter(args []string, lim pathglob.Limits) (*Filter, error) {
 	if len(args) > lim.MaxPatterns {
-		return nil, fmt.Errorf("%w: %d patterns given, at most %d allowed (setting MaxGlobPatterns)", ErrPattern, len(args), lim.MaxPatterns)
+		return nil, fmt.Errorf("%w: %d patterns given, at most %d allowed (setting --max-glob-patterns)", ErrPattern, len(args), lim.MaxPatterns)
 	}
 	expanded, wildcards := lim.MaxExpandedBytes, lim.MaxWildcards
 	if expanded <= 0 {
@@ -60,7 +60,7 @@ func NewFilter(args []string, lim pathglob.Limits) (*Filter, error) {
 	f := &Filter{}
 	for _, a := range args {
 		if len(a) > lim.MaxPatternBytes {
-			return nil, fmt.Errorf("%w: %d bytes, at most %d allowed (setting MaxGlobPatternBytes)", ErrPattern, len(a), lim.MaxPatternBytes)
+			return nil, fmt.Errorf("%w: %d bytes, at most %d allowed (setting --max-glob-pattern-bytes)", ErrPattern, len(a), lim.MaxPatternBytes)
 		}
 		norm := normalizeMatch(a)
 		alts, err := braceExpand("{package/,}" + norm)
@@ -70,10 +70,10 @@ func NewFilter(args []string, lim pathglob.Limits) (*Filter, error) {
 		var ms []matcher
 		for _, alt := range alts {
 			if expanded -= len(alt); expanded < 0 {
-				return nil, fmt.Errorf("%w %q: with their braces written out the patterns exceed %d bytes (setting MaxGlobExpandedBytes)", ErrPattern, a, expanded0)
+				return nil, fmt.Errorf("%w %q: with their braces written out the patterns exceed %d bytes (setting --max-glob-expanded-bytes)", ErrPattern, a, expanded0)
 			}
 			if wildcards -= countWildcards(alt); wildcards < 0 {
-				return nil, fmt.Errorf("%w %q: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting MaxGlobWildcards); use fewer", ErrPattern, a, wildcards0)
+				return nil, fmt.Errorf("%w %q: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting --max-glob-wildcards); use fewer", ErrPattern, a, wildcards0)
 			}
 			m, err := compileMinimatch(alt)
 			if err != nil {

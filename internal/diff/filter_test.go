@@ -100,10 +100,10 @@ func TestFilterLimits(t *testing.T) {
 		args    []string
 		setting string
 	}{
-		{many, "MaxGlobPatterns"},
-		{[]string{strings.Repeat("a", lim.MaxPatternBytes+1)}, "MaxGlobPatternBytes"},
-		{[]string{strings.Repeat("*a", 70)}, "MaxGlobWildcards"},
-		{[]string{strings.Repeat("{a,b}", 7) + strings.Repeat("x", 200)}, "MaxGlobExpandedBytes"},
+		{many, "--max-glob-patterns"},
+		{[]string{strings.Repeat("a", lim.MaxPatternBytes+1)}, "--max-glob-pattern-bytes"},
+		{[]string{strings.Repeat("*a", 70)}, "--max-glob-wildcards"},
+		{[]string{strings.Repeat("{a,b}", 7) + strings.Repeat("x", 200)}, "--max-glob-expanded-bytes"},
 	} {
 		_, err := NewFilter(c.args, lim)
 		if !errors.Is(err, ErrPattern) || !strings.Contains(err.Error(), c.setting) {

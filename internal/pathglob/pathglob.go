@@ -73,7 +73,7 @@ var errWildcardBudget = errors.New("too many wildcards")
 // An empty list, or one with only exclusions, includes every path.
 func Compile(patterns []string, lim Limits) (*Matcher, error) {
 	if len(patterns) > lim.MaxPatterns {
-		return nil, fmt.Errorf("%w: %d patterns given, at most %d allowed (setting MaxGlobPatterns)", ErrBadPattern, len(patterns), lim.MaxPatterns)
+		return nil, fmt.Errorf("%w: %d patterns given, at most %d allowed (setting --max-glob-patterns)", ErrBadPattern, len(patterns), lim.MaxPatterns)
 	}
 	b := budget{bytes: lim.MaxExpandedBytes, wildcards: lim.MaxWildcards}
 	if b.bytes <= 0 {
@@ -92,10 +92,10 @@ func Compile(patterns []string, lim Limits) (*Matcher, error) {
 		}
 		re, err := translate(body, &b)
 		if errors.Is(err, errExpandBudget) {
-			return nil, fmt.Errorf("%w: %q: with their braces written out the patterns exceed %d bytes (setting MaxGlobExpandedBytes); use fewer brace groups next to stars or slashes", ErrBadPattern, p, limit.bytes)
+			return nil, fmt.Errorf("%w: %q: with their braces written out the patterns exceed %d bytes (setting --max-glob-expanded-bytes); use fewer brace groups next to stars or slashes", ErrBadPattern, p, limit.bytes)
 		}
 		if errors.Is(err, errWildcardBudget) {
-			return nil, fmt.Errorf("%w: %q: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting MaxGlobWildcards); use fewer", ErrBadPattern, p, limit.wildcards)
+			return nil, fmt.Errorf("%w: %q: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting --max-glob-wildcards); use fewer", ErrBadPattern, p, limit.wildcards)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %q: %v", ErrBadPattern, p, err)
@@ -168,7 +168,7 @@ func validate(p string, lim Limits) error {
 		return errors.New("empty pattern")
 	}
 	if len(p) > lim.MaxPatternBytes {
-		return fmt.Errorf("pattern is %d bytes, at most %d allowed (setting MaxGlobPatternBytes)", len(p), lim.MaxPatternBytes)
+		return fmt.Errorf("pattern is %d bytes, at most %d allowed (setting --max-glob-pattern-bytes)", len(p), lim.MaxPatternBytes)
 	}
 	if strings.ContainsRune(p, 0) {
 		return errors.New("pattern contains a NUL byte")
@@ -181,10 +181,10 @@ func validate(p string, lim Limits) error {
 	}
 	groups, alts := braces(p)
 	if groups > lim.MaxBraceGroups {
-		return fmt.Errorf("%d brace groups, at most %d allowed (setting MaxGlobBraceGroups)", groups, lim.MaxBraceGroups)
+		return fmt.Errorf("%d brace groups, at most %d allowed (setting --max-glob-brace-groups)", groups, lim.MaxBraceGroups)
 	}
 	if alts > lim.MaxAlternatives {
-		return fmt.Errorf("braces expand to more than %d alternatives (setting MaxGlobAlternatives)", lim.MaxAlternatives)
+		return fmt.Errorf("braces expand to more than %d alternatives (setting --max-glob-alternatives)", lim.MaxAlternatives)
 	}
 	return nil
 }

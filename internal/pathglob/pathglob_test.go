@@ -69,6 +69,23 @@ func TestCompileRejects(t *testing.T) {
 	}
 }
 
+// TestLimitErrorsNameTheFlag: a refusal by a limit names the setting as
+// an operator sets it (--max-glob-…), not the Go field.
+func TestLimitErrorsNameTheFlag(t *testing.T) {
+	t.Parallel()
+	lim := DefaultLimits()
+	for flag, patterns := range map[string][]string{
+		"--max-glob-patterns":      make([]string, lim.MaxPatterns+1),
+		"--max-glob-pattern-bytes": {strings.Repeat("a", lim.MaxPatternBytes+1)},
+		"--max-glob-brace-groups":  {strings.Repeat("{a,b}", lim.MaxBraceGroups+1)},
+		"--max-glob-wildcards":     {strings.Repeat("*a", lim.MaxWildcards+1)},
+	} {
+		if _, err := Compile(patterns, lim); err == nil || !strings.Contains(err.Error(), "(setting "+flag+")") {
+			t.Errorf("refusal = %v, want it to name %s", err, flag)
+		}
+	}
+}
+
 func FuzzCompile(f *testing.F) {
 	for _, s := range []string{"dist/**/*.d.ts", "!a", "{a,b}", "[a-z]", "\\{", "**/{x,{y,z}}"} {
 		f.Add(s)
@@ -208,7 +225,7 @@ func TestExpandedBytesBounded(t *testing.T) {
 	lim.MaxExpandedBytes = 4096
 	// 2^8 distinct alternatives next to stars, each ~300 bytes written out.
 	p := strings.Repeat("{a*,b*}", 8) + strings.Repeat("x", 250)
-	if _, err := Compile([]string{p}, lim); !errors.Is(err, ErrBadPattern) || !strings.Contains(err.Error(), "MaxGlobExpandedBytes") {
-		t.Fatalf("Compile = %v, want ErrBadPattern naming MaxGlobExpandedBytes", err)
+	if _, err := Compile([]string{p}, lim); !errors.Is(err, ErrBadPattern) || !strings.Contains(err.Error(), "--max-glob-expanded-bytes") {
+		t.Fatalf("Compile = %v, want ErrBadPattern naming --max-glob-expanded-bytes", err)
 	}
 }
