@@ -333,10 +333,10 @@ func TestDiffPatternLimits(t *testing.T) {
 		req     Request
 		setting string
 	}{
-		{"include", Request{Include: many}, "MaxGlobPatterns"},
-		{"exclude", Request{Exclude: many}, "MaxGlobPatterns"},
-		{"include", Request{Include: StringList{strings.Repeat("a", 600)}}, "MaxGlobPatternBytes"},
-		{"include", Request{Include: StringList{strings.Repeat("*a", 70)}}, "MaxGlobWildcards"},
+		{"include", Request{Include: many}, "--max-glob-patterns"},
+		{"exclude", Request{Exclude: many}, "--max-glob-patterns"},
+		{"include", Request{Include: StringList{strings.Repeat("a", 600)}}, "--max-glob-pattern-bytes"},
+		{"include", Request{Include: StringList{strings.Repeat("*a", 70)}}, "--max-glob-wildcards"},
 	} {
 		r := c.req
 		r.Action, r.PackageName, r.From, r.To = "diff", difftest.Package, difftest.V1, difftest.V2
