@@ -216,3 +216,21 @@ func TestCapitalsInANameSuggestLowerCase(t *testing.T) {
 		}
 	}
 }
+
+// TestReadNextUsesTheCorrectedPath: a read of node_modules/<name>/path
+// is answered with a note, and its next page asks for the corrected path,
+// so the note is said once rather than on every page.
+func TestReadNextUsesTheCorrectedPath(t *testing.T) {
+	files := correctFiles()
+	files["lib/lines.txt"] = "first\nsecond\nthird\n"
+	svc := newService(t, files)
+	r := explore.Request{Action: "read", PackageName: "paged", Path: "node_modules/paged/lib/lines.txt", Limit: 1}
+	res, err := svc.Read(t.Context(), r)
+	if err != nil || len(res.Notes) != 1 || res.Next == nil || res.Next.Path != "lib/lines.txt" {
+		t.Fatalf("read %s limit 1 = %+v, %v; want a note and next reading lib/lines.txt", r.Path, res, err)
+	}
+	again, err := svc.Read(t.Context(), *res.Next)
+	if err != nil || len(again.Notes) != 0 || !strings.Contains(again.Content, "second") {
+		t.Errorf("next page = %+v, %v; want line 2 and no note", again, err)
+	}
+}

@@ -116,7 +116,7 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 		res.LineBytes = n
 		if res.NextColumn > 0 {
 			next := r
-			next.Column = res.NextColumn
+			next.Path, next.Column = f.Path, res.NextColumn // the corrected path: its note is said once
 			res.Next = continued(next, &res.Answer, "")
 		}
 		return res, nil
@@ -160,7 +160,7 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 			res.TruncatedBy = "limit"
 		}
 		next := r
-		next.Offset, next.Column = end+1, 0
+		next.Path, next.Offset, next.Column = f.Path, end+1, 0 // the corrected path: its note is said once
 		res.Cut(res.TruncatedBy, continued(next, &res.Answer, ""))
 	}
 	return res, nil
