@@ -123,6 +123,20 @@ func (m *mirror) exploreProject(req map[string]any, out any) {
 	}
 }
 
+// registerWarm registers a project and waits until its warm request ends.
+func (m *mirror) registerWarm(up project.Upload) project.Registered {
+	m.t.Helper()
+	status, b := m.do(http.MethodPost, "/v1/projects", "", up)
+	var reg project.Registered
+	if err := json.Unmarshal(b, &reg); status != http.StatusCreated || err != nil {
+		m.t.Fatalf("register: %d %s", status, b)
+	}
+	if _, err := m.app.Warm.Wait(m.t.Context(), reg.WarmRequest, nil); err != nil {
+		m.t.Fatal(err)
+	}
+	return reg
+}
+
 // projectGraph nests: ms@2.1.3 below a and c, a@2 below @scope/x.
 var (
 	projectGraph = map[string]map[string]string{
@@ -139,15 +153,8 @@ var (
 func TestProjectIsTheInstalledTree(t *testing.T) {
 	m := newMirror(t, embedded)
 	in := npmInstall(t, m.reg, projectGraph, projectRoot)
-	status, b := m.do(http.MethodPost, "/v1/projects", "", project.Upload{
+	reg := m.registerWarm(project.Upload{
 		Lockfile: project.File{Name: "package-lock.json", Content: in.lock}, PackageJSON: in.manifest})
-	var reg project.Registered
-	if err := json.Unmarshal(b, &reg); status != http.StatusCreated || err != nil {
-		t.Fatalf("register: %d %s", status, b)
-	}
-	if _, err := m.app.Warm.Wait(t.Context(), reg.WarmRequest, nil); err != nil {
-		t.Fatal(err)
-	}
 
 	var list project.ListAnswer
 	m.exploreProject(map[string]any{"project": reg.ID, "action": "list", "maxBytes": 1 << 20}, &list)
@@ -223,14 +230,7 @@ func TestProjectNotYetWarm(t *testing.T) {
 	publishProject(t, m.reg)
 	lock := strings.Replace(projectLock, `"node_modules/ms": {"version": "2.0.0"}`,
 		`"node_modules/ms": {"version": "2.0.0"}, "node_modules/ghost": {"version": "1.0.0"}`, 1)
-	status, b := m.do(http.MethodPost, "/v1/projects", "", lockUpload(lock))
-	var reg project.Registered
-	if err := json.Unmarshal(b, &reg); status != http.StatusCreated || err != nil {
-		t.Fatalf("register: %d %s", status, b)
-	}
-	if _, err := m.app.Warm.Wait(t.Context(), reg.WarmRequest, nil); err != nil {
-		t.Fatal(err)
-	}
+	reg := m.registerWarm(lockUpload(lock))
 	var ans project.GrepAnswer
 	m.exploreProject(map[string]any{"project": reg.ID, "action": "grep", "pattern": "module"}, &ans)
 	if ans.Complete || !slices.Equal(ans.Pending, []string{"node_modules/ghost"}) || len(ans.Matches) != 3 {
@@ -252,14 +252,7 @@ func TestProjectFailedIsNotWaitedFor(t *testing.T) {
 	lock := strings.Replace(projectLock, `"node_modules/ms": {"version": "2.0.0"}`,
 		`"node_modules/ms": {"version": "2.0.0"}, "node_modules/broken": {"version": "1.0.0"},
 		 "node_modules/fromgit": {"version": "git+ssh://git@example.invalid/x.git#0123456789abcdef0123456789abcdef01234567", "resolved": "git+ssh://git@example.invalid/x.git#0123456789abcdef0123456789abcdef01234567"}`, 1)
-	status, b := m.do(http.MethodPost, "/v1/projects", "", lockUpload(lock))
-	var reg project.Registered
-	if err := json.Unmarshal(b, &reg); status != http.StatusCreated || err != nil {
-		t.Fatalf("register: %d %s", status, b)
-	}
-	if _, err := m.app.Warm.Wait(t.Context(), reg.WarmRequest, nil); err != nil {
-		t.Fatal(err)
-	}
+	reg := m.registerWarm(lockUpload(lock))
 	if err := m.app.Store.MarkFailed(t.Context(), "broken", "1.0.0", "tarball integrity mismatch"); err != nil {
 		t.Fatal(err) // whatever the warm job recorded, it failed for this reason
 	}
