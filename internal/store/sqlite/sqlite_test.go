@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,3 +84,42 @@ func BenchmarkPutBlobs(b *testing.B)      { storetest.BenchmarkPutBlobs(b, openB
 func BenchmarkCommitVersion(b *testing.B) { storetest.BenchmarkCommitVersion(b, openBench(b)) }
 func BenchmarkFiles(b *testing.B)         { storetest.BenchmarkFiles(b, openBench(b)) }
 func BenchmarkBlob(b *testing.B)          { storetest.BenchmarkBlob(b, openBench(b)) }
+
+// TestWALIsTruncatedAfterCheckpoint: a large write leaves no WAL of its
+// size behind once the next write has found it checkpointed, so the
+// store's disk is what it holds (journal_size_limit, dsn).
+func TestWALIsTruncatedAfterCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := Open(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// 16 MiB of bodies zstd cannot shrink: one write transaction of
+	// about that size, over SQLite's 1,000-page auto-checkpoint.
+	rng := rand.New(rand.NewPCG(1, 2))
+	var blobs []store.Blob
+	for range 64 {
+		b := make([]byte, 256<<10)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		blobs = append(blobs, store.Blob{Hash: store.HashOf(b), Data: b})
+	}
+	if err := s.PutBlobs(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	small := []byte("module.exports = 2;\n")
+	if err := s.PutBlobs(ctx, []store.Blob{{Hash: store.HashOf(small), Data: small}}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, FileName+"-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The small write's own frames, at most a few pages each.
+	if fi.Size() > 1<<20 {
+		t.Errorf("the WAL is %d bytes after a 16 MiB write was checkpointed; want it truncated (under 1 MiB)", fi.Size())
+	}
+}
