@@ -14,6 +14,14 @@
 // bytes of chunks no earlier version had; then the distinct chunk text
 // over all versions, raw and zstd-compressed chunk by chunk, as a
 // multiple of the last version's text.
+//
+// It also estimates the trigram postings such a shared index would keep:
+// one posting list per trigram over the distinct chunks, each list its
+// chunk numbers delta- and varint-coded (as codesearch codes them), next
+// to the same estimate for today's design, one index per version over
+// blocks of about 8 KiB. Postings are what a warm grep needs locally
+// besides the text, so text and postings together bound what a design
+// that shares chunks could keep warm.
 package main
 
 import (
@@ -29,6 +37,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -49,6 +58,16 @@ func main() {
 		}
 	}
 	enc, _ := zstd.NewWriter(nil)
+	var perVersion int64
+	for _, files := range versions {
+		var blocks [][]byte
+		for _, f := range files {
+			blocks = append(blocks, cutEvery(f, 8<<10)...)
+		}
+		perVersion += newPostings().addAll(blocks)
+	}
+	fmt.Printf("postings, one index per version over 8 KiB blocks (today's design), summed over %d versions: %.1f MB\n",
+		len(versions), mb(perVersion))
 	for _, a := range strings.Split(*avgs, ",") {
 		avg, err := strconv.Atoi(a)
 		if err != nil || avg < 64 || avg&(avg-1) != 0 {
@@ -57,6 +76,8 @@ func main() {
 		}
 		seen := map[[32]byte]bool{}
 		var distinct, compressed, last int64
+		shared := newPostings()
+		var frames [][]byte // the compressed chunks, to time decompressing them
 		fmt.Printf("average chunk %d bytes\n", avg)
 		for i, files := range versions {
 			var total, fresh int64
@@ -69,7 +90,10 @@ func main() {
 					}
 					seen[h] = true
 					fresh += int64(len(c))
-					compressed += int64(len(enc.EncodeAll(c, nil)))
+					z := enc.EncodeAll(c, nil)
+					compressed += int64(len(z))
+					frames = append(frames, z)
+					shared.add(c)
 				}
 			}
 			distinct += fresh
@@ -78,7 +102,86 @@ func main() {
 		}
 		fmt.Printf("  distinct chunk text over %d versions: %.1f MB = %.2fx the last version's text; zstd per chunk %.1f MB = %.2fx\n",
 			len(versions), mb(distinct), float64(distinct)/float64(last), mb(compressed), float64(compressed)/float64(last))
+		fmt.Printf("  postings over the distinct chunks: %.1f MB = %.2fx; with the zstd chunks %.1f MB = %.2fx\n",
+			mb(shared.bytes), float64(shared.bytes)/float64(last),
+			mb(shared.bytes+compressed), float64(shared.bytes+compressed)/float64(last))
+		// What a grep would pay per candidate chunk to read it back.
+		dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		var buf []byte
+		t0 := time.Now()
+		for _, z := range frames {
+			if buf, err = dec.DecodeAll(z, buf[:0]); err != nil {
+				fmt.Fprintln(os.Stderr, "chunks: decoding a chunk:", err)
+				os.Exit(1)
+			}
+		}
+		el := time.Since(t0)
+		dec.Close()
+		fmt.Printf("  decompressing every distinct chunk, one core: %.0f MB/s, %.1f µs a chunk\n",
+			mb(distinct)/el.Seconds(), float64(el.Microseconds())/float64(len(frames)))
 	}
+}
+
+// postings sizes trigram posting lists without keeping them: documents
+// (chunks or blocks) are numbered in the order added, so each list is
+// coded as it grows, by the gap since its previous entry.
+type postings struct {
+	last  []uint32 // per trigram: the number of its last document, +1
+	stamp []uint32 // per trigram: the document that last counted it, +1
+	docs  uint32
+	bytes int64
+}
+
+func newPostings() *postings {
+	return &postings{last: make([]uint32, 1<<24), stamp: make([]uint32, 1<<24)}
+}
+
+func (p *postings) addAll(docs [][]byte) int64 {
+	for _, d := range docs {
+		p.add(d)
+	}
+	return p.bytes
+}
+
+func (p *postings) add(doc []byte) {
+	p.docs++
+	id := p.docs
+	for i := 0; i+3 <= len(doc); i++ {
+		t := uint32(doc[i])<<16 | uint32(doc[i+1])<<8 | uint32(doc[i+2])
+		if p.stamp[t] == id {
+			continue
+		}
+		p.stamp[t] = id
+		p.bytes += int64(varintLen(uint64(id - p.last[t])))
+		p.last[t] = id
+	}
+}
+
+func varintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// cutEvery cuts text into blocks of about size bytes, each ending at a
+// newline where one comes within the block.
+func cutEvery(text []byte, size int) [][]byte {
+	var out [][]byte
+	for len(text) > size {
+		n := bytes.LastIndexByte(text[:size], '\n') + 1
+		if n == 0 {
+			n = size
+		}
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	if len(text) > 0 {
+		out = append(out, text)
+	}
+	return out
 }
 
 func mb(n int64) float64 { return float64(n) / 1e6 }
