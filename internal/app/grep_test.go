@@ -92,6 +92,24 @@ func TestGrep(t *testing.T) {
 	})
 }
 
+// TestGrepNoMatchNoteInJSON: the JSON answer to a grep that matches
+// nothing says what to try next, as the MCP text does: the same note.
+func TestGrepNoMatchNoteInJSON(t *testing.T) {
+	m := newMirror(t, embedded)
+	m.reg.Publish("icons", "1.0.0", grepPackage(t))
+	var g struct {
+		Matches []any    `json:"matches"`
+		Notes   []string `json:"notes"`
+	}
+	if status, body := m.explore(`{"action":"grep","packageName":"icons","pattern":"$ArrowUp"}`, &g); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	if len(g.Matches) != 0 || len(g.Notes) != 1 || !strings.HasPrefix(g.Notes[0], "no match in 4 files") ||
+		!strings.Contains(g.Notes[0], "fixedStrings: true") || !strings.Contains(g.Notes[0], "caseInsensitive: true") {
+		t.Errorf("grep $ArrowUp: matches %v, notes %q; want one note naming fixedStrings and caseInsensitive", g.Matches, g.Notes)
+	}
+}
+
 func TestGrepErrors(t *testing.T) {
 	m := newMirror(t, embedded)
 	m.reg.Publish("icons", "1.0.0", grepPackage(t))

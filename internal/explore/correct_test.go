@@ -108,6 +108,47 @@ func TestCorrections(t *testing.T) {
 		}
 	})
 
+	t.Run("grep with no match", func(t *testing.T) {
+		// Each suggestion is one the request leaves open, and only those.
+		for _, tc := range []struct {
+			r         explore.Request
+			want, not []string
+		}{
+			{explore.Request{Pattern: "useOther"},
+				[]string{"no match in 7 files", "Try caseInsensitive: true, a shorter part of the name; or list/glob"},
+				[]string{"fixedStrings", "wholeWord", "include"}},
+			{explore.Request{Pattern: "$useThing()", CaseInsensitive: true},
+				[]string{"fixedStrings: true (the pattern is a regular expression, so its '$', '(', ')' are operators"},
+				[]string{"caseInsensitive"}},
+			{explore.Request{Pattern: `\$useThing\(`, WholeWord: true, Include: []string{"*.ts"}},
+				[]string{"no match in 3 files", "caseInsensitive: true, without wholeWord, without include/exclude (they selected 3 of the 7 files)"},
+				[]string{"fixedStrings"}},
+			{explore.Request{Pattern: "12345"}, []string{"Try a shorter part"}, []string{"caseInsensitive"}},
+		} {
+			r := tc.r
+			r.Action, r.PackageName = "grep", "paged"
+			res, err := svc.Grep(ctx, r)
+			if err != nil || len(res.Matches) != 0 || len(res.Notes) != 1 {
+				t.Fatalf("grep %q = %+v, %v; want no match and one note", r.Pattern, res, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.Notes[0], w) {
+					t.Errorf("grep %q: note %q\nwant %q in it", r.Pattern, res.Notes[0], w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(res.Notes[0], n) {
+					t.Errorf("grep %q: note %q\nsuggests %q, which the request already has", r.Pattern, res.Notes[0], n)
+				}
+			}
+		}
+		r := req("grep")
+		r.Pattern = "useThing"
+		if res, err := svc.Grep(ctx, r); err != nil || len(res.Matches) == 0 || len(res.Notes) != 0 {
+			t.Errorf("grep useThing = %+v, %v; want matches and no note", res, err)
+		}
+	})
+
 	t.Run("include that selects nothing", func(t *testing.T) {
 		r := req("grep")
 		r.Pattern, r.Include = "useThing", []string{"*.tsx"}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,7 +146,68 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 	if mode == OutputContent && g.res.Matches == nil {
 		g.res.Matches = []GrepMatch{}
 	}
+	g.noMatchNote()
 	return g.res, nil
+}
+
+// regexpOperators are the pattern bytes that are operators in a regexp
+// but often meant as text ("$emit", "foo?.bar", "[key]"). '.' is left
+// out: it matches a dot too, so escaping it only narrows a search.
+const regexpOperators = "$^*+?()[]{}|"
+
+// noMatchNote turns an empty grep into the next thing to try. An agent
+// that greps for a name it guessed (an icon, an export) and reads "0
+// matching lines" alone tends to conclude the name exists elsewhere or to
+// retry the same search; it should widen the search the ways the request
+// allows, or look at what the package does have. Each suggestion is one
+// that is open for this request (a filter that was given, an option that
+// was not set).
+func (g *grepPage) noMatchNote() {
+	r, res := g.r, g.res
+	if len(res.Matches) > 0 || len(res.Files) > 0 || res.Truncated || res.FilesSearched == 0 || r.Cursor != "" {
+		return
+	}
+	var try []string
+	if ops := operatorsIn(r.Pattern); ops != "" && !r.FixedStrings {
+		try = append(try, fmt.Sprintf("fixedStrings: true (the pattern is a regular expression, so its %s are operators, not text; or escape them with \\)", ops))
+	}
+	if !r.CaseInsensitive && strings.ToLower(r.Pattern) != strings.ToUpper(r.Pattern) {
+		try = append(try, "caseInsensitive: true")
+	}
+	if r.WholeWord {
+		try = append(try, "without wholeWord")
+	}
+	if len(r.Include) > 0 || len(r.Exclude) > 0 {
+		try = append(try, fmt.Sprintf("without include/exclude (they selected %d of the %d files)", res.FilesSearched+res.FilesSkipped, len(g.o.Files)))
+	}
+	try = append(try, "a shorter part of the name")
+	res.Note("no match in %s: the name may not exist in this version. Try %s; or list/glob the folder that would hold it to see the names it has",
+		plural(res.FilesSearched, "file"), strings.Join(try, ", "))
+}
+
+// operatorsIn lists the unescaped regexp operators in pattern, each
+// once, quoted: "'$', '('".
+func operatorsIn(pattern string) string {
+	var ops []string
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		if c == '\\' {
+			i++ // an escaped byte is text already
+			continue
+		}
+		if q := fmt.Sprintf("'%c'", c); strings.IndexByte(regexpOperators, c) >= 0 && !slices.Contains(ops, q) {
+			ops = append(ops, q)
+		}
+	}
+	return strings.Join(ops, ", ")
+}
+
+// plural is "1 file", "2 files".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // grepFilter compiles include and exclude as ripgrep reads -g: a glob

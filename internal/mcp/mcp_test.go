@@ -336,7 +336,7 @@ func paths(es []explore.Entry) []string {
 }
 
 // TestGrepNoMatchSaysWhatToTry: a grep for a name the package does not
-// have (an icon an agent guessed) ends with what to try next, naming only
+// have (an icon an agent guessed) says what to try next, naming only
 // the widenings the request leaves open; an answer with matches has no
 // such line.
 func TestGrepNoMatchSaysWhatToTry(t *testing.T) {
@@ -346,15 +346,15 @@ func TestGrepNoMatchSaysWhatToTry(t *testing.T) {
 	for _, tc := range []struct{ args, want, not string }{
 		{`{"pattern":"UnicornIcon"}`, "Try caseInsensitive: true, a shorter part of the name; or list/glob", "without include"},
 		{`{"pattern":"UnicornIcon","caseInsensitive":true,"wholeWord":true,"include":"*.js"}`,
-			"Try without wholeWord, without include/exclude, a shorter part of the name;", "caseInsensitive: true"},
+			"Try without wholeWord, without include/exclude (they selected ", "caseInsensitive: true"},
 	} {
 		res := call(t, cs, `{"action":"grep","packageName":"grepme",`+tc.args[1:])
 		got := text(res)
-		if res.IsError || !strings.Contains(got, "[no match: the name may not exist in this version. "+tc.want) || strings.Contains(got, tc.not) {
+		if res.IsError || !strings.Contains(got, "[note: no match in ") || !strings.Contains(got, ": the name may not exist in this version. "+tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("%s: text\n%s\nwant a hint with %q", tc.args, got, tc.want)
 		}
 	}
-	if got := text(call(t, cs, `{"action":"grep","packageName":"grepme","pattern":"foo"}`)); strings.Contains(got, "[no match") {
+	if got := text(call(t, cs, `{"action":"grep","packageName":"grepme","pattern":"foo"}`)); strings.Contains(got, "no match") {
 		t.Errorf("an answer with matches got the no-match hint:\n%s", got)
 	}
 }

@@ -182,30 +182,6 @@ func renderGrep(r *explore.GrepResult) string {
 	return strings.TrimSuffix(b.String(), "\n") + tail(r.Answer)
 }
 
-// noMatchHint turns an empty grep into the next thing to try. An agent
-// that greps for a name it guessed (an icon, an export) and reads "0
-// matching lines" alone tends to conclude the name exists elsewhere or to
-// retry the same search; it should widen the search the ways the request
-// allows, or look at what the package does have.
-func noMatchHint(r *explore.GrepResult, in *explore.Request) string {
-	if len(r.Matches) > 0 || len(r.Files) > 0 || r.Next != nil || r.FilesSearched == 0 {
-		return ""
-	}
-	var try []string
-	if !in.CaseInsensitive {
-		try = append(try, "caseInsensitive: true")
-	}
-	if in.WholeWord {
-		try = append(try, "without wholeWord")
-	}
-	if len(in.Include) > 0 || len(in.Exclude) > 0 {
-		try = append(try, "without include/exclude")
-	}
-	try = append(try, "a shorter part of the name")
-	return "\n[no match: the name may not exist in this version. Try " + strings.Join(try, ", ") +
-		"; or list/glob the folder that would hold it to see the names it has]"
-}
-
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what

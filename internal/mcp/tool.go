@@ -214,7 +214,7 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		return ok(res, fromSource(res.Source, renderRead(res))), nil
 	case *explore.GrepResult:
 		set(&res.Answer)
-		text := renderGrep(res) + noMatchHint(res, in)
+		text := renderGrep(res)
 		if res.Complete != nil && !*res.Complete {
 			text += fmt.Sprintf("\n[incomplete: %d files not searched (%s)]", res.FilesNotSearched, res.IncompleteReason)
 		}
