@@ -64,7 +64,7 @@ func Select(spec npmspec.Spec, candidates []Candidate, distTags map[string]strin
 	case npmspec.Tag:
 		v, ok := distTags[spec.Raw]
 		if !ok {
-			return "", fmt.Errorf("%w: no dist-tag %q", ErrNoMatch, spec.Raw)
+			return "", fmt.Errorf("%w: no dist-tag %q; %s", ErrNoMatch, spec.Raw, tagNames(distTags))
 		}
 		if _, ok := published[v]; !ok {
 			return "", fmt.Errorf("%w: dist-tag %q points to %q, which is not published", ErrNoMatch, spec.Raw, v)
@@ -76,7 +76,7 @@ func Select(spec npmspec.Spec, candidates []Candidate, distTags map[string]strin
 			v = spec.Raw
 		}
 		if _, ok := published[v]; !ok {
-			return "", fmt.Errorf("%w: version %q is not published", ErrNoMatch, v)
+			return "", fmt.Errorf("%w: version %q is not published; %s", ErrNoMatch, v, highest(candidates, distTags))
 		}
 		return v, nil
 	case npmspec.Range:
@@ -120,7 +120,7 @@ func selectRange(raw string, candidates []Candidate, distTags map[string]string,
 		entries = append(entries, entry{c, p})
 	}
 	if len(entries) == 0 {
-		return "", fmt.Errorf("%w: range %q matches none of %d versions", ErrNoMatch, raw, len(candidates))
+		return "", fmt.Errorf("%w: range %q matches none of %d versions; %s", ErrNoMatch, raw, len(candidates), highest(candidates, distTags))
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]
@@ -130,6 +130,64 @@ func selectRange(raw string, candidates []Candidate, distTags map[string]string,
 		return a.v.Compare(b.v) > 0
 	})
 	return entries[0].c.Version, nil
+}
+
+// highest names what a caller who asked for an unpublished version can
+// ask for instead: the highest release (a prerelease only when there is
+// no release), and the latest dist-tag when it is another version, as in
+// "the highest is 3.1.0 (latest is 2.9.4)". An agent that guessed
+// "zod@99" corrects itself from this line alone.
+func highest(candidates []Candidate, distTags map[string]string) string {
+	var best, bestPre *nodesemver.Version
+	var bestV, bestPreV string
+	for _, c := range candidates {
+		p, err := nodesemver.Parse(c.Version, nodesemver.Loose)
+		switch {
+		case err != nil:
+		case !p.IsPrerelease() && (best == nil || p.Compare(best) > 0):
+			best, bestV = p, c.Version
+		case p.IsPrerelease() && (bestPre == nil || p.Compare(bestPre) > 0):
+			bestPre, bestPreV = p, c.Version
+		}
+	}
+	if best == nil {
+		bestV = bestPreV
+	}
+	latest := distTags[defaultTag]
+	switch {
+	case bestV == "" && latest == "":
+		return "it has no published versions"
+	case bestV == "":
+		return fmt.Sprintf("%s is %s", defaultTag, latest)
+	case latest == "" || latest == bestV:
+		return fmt.Sprintf("the highest is %s (also %s)", bestV, defaultTag)
+	}
+	return fmt.Sprintf("the highest is %s (%s is %s)", bestV, defaultTag, latest)
+}
+
+// maxTagsNamed is how many dist-tags an unknown tag's error lists: most
+// packages have one to three, a few (@types/*) dozens.
+const maxTagsNamed = 10
+
+// tagNames lists the dist-tags there are, for an unknown one: "dist-tags:
+// latest, next, canary".
+func tagNames(distTags map[string]string) string {
+	if len(distTags) == 0 {
+		return "it has no dist-tags"
+	}
+	names := make([]string, 0, len(distTags))
+	for t := range distTags {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	// latest first: the tag to fall back on.
+	sort.SliceStable(names, func(i, j int) bool { return names[i] == defaultTag && names[j] != defaultTag })
+	more := ""
+	if len(names) > maxTagsNamed {
+		more = fmt.Sprintf(" and %d more", len(names)-maxTagsNamed)
+		names = names[:maxTagsNamed]
+	}
+	return "dist-tags: " + strings.Join(names, ", ") + more
 }
 
 // Valid reports whether v is a version in node-semver's strict grammar

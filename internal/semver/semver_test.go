@@ -3,6 +3,7 @@ package semver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -100,17 +101,21 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// TestSelectNoMatch: a spec nothing fits is an ErrNoMatch that names what
+// the caller can ask for instead: the highest release and latest, or the
+// dist-tags there are.
 func TestSelectNoMatch(t *testing.T) {
 	t.Parallel()
-	cands := []Candidate{{Version: "1.0.0"}, {Version: "2.0.0-rc.1"}}
-	tags := map[string]string{"latest": "1.0.0", "gone": "9.9.9"}
+	cands := []Candidate{{Version: "1.0.0"}, {Version: "1.10.0"}, {Version: "1.9.0"}, {Version: "2.0.0-rc.1"}}
+	tags := map[string]string{"latest": "1.9.0", "gone": "9.9.9", "next": "2.0.0-rc.1"}
 	for _, tc := range []struct {
 		spec, says string
 	}{
-		{"beta", `no dist-tag "beta"`},
+		{"beta", `no dist-tag "beta"; dist-tags: latest, gone, next`},
 		{"gone", `dist-tag "gone" points to "9.9.9", which is not published`},
-		{"1.0.1", `version "1.0.1" is not published`},
-		{"^2.0.0", `range "^2.0.0" matches none of 2 versions`},
+		{"1.0.1", `version "1.0.1" is not published; the highest is 1.10.0 (latest is 1.9.0)`},
+		{"^2.0.0", `range "^2.0.0" matches none of 4 versions; the highest is 1.10.0 (latest is 1.9.0)`},
+		{"99", `range "99" matches none of 4 versions; the highest is 1.10.0 (latest is 1.9.0)`},
 	} {
 		spec, err := npmspec.ParseSpec(tc.spec)
 		if err != nil {
@@ -121,8 +126,28 @@ func TestSelectNoMatch(t *testing.T) {
 			t.Errorf("Select(%q) error = %v, want ErrNoMatch saying %q", tc.spec, err, tc.says)
 		}
 	}
-	if _, err := Select(npmspec.Spec{Raw: "*", Kind: npmspec.Range}, nil, nil); !errors.Is(err, ErrNoMatch) {
-		t.Errorf("Select(*) among no versions = %v, want ErrNoMatch", err)
+	if _, err := Select(npmspec.Spec{Raw: "*", Kind: npmspec.Range}, nil, nil); !errors.Is(err, ErrNoMatch) || !strings.Contains(err.Error(), "no published versions") {
+		t.Errorf("Select(*) among no versions = %v, want ErrNoMatch saying there are none", err)
+	}
+	// latest is the highest: said once; only prereleases: the highest of them.
+	for _, tc := range []struct {
+		cands []Candidate
+		says  string
+	}{
+		{[]Candidate{{Version: "1.0.0"}, {Version: "1.9.0"}}, "the highest is 1.9.0 (also latest)"},
+		{[]Candidate{{Version: "1.0.0-a"}, {Version: "1.0.0-b"}}, "the highest is 1.0.0-b (latest is 1.9.0)"},
+	} {
+		_, err := Select(npmspec.Spec{Raw: "^5", Kind: npmspec.Range}, tc.cands, map[string]string{"latest": "1.9.0"})
+		if !errors.Is(err, ErrNoMatch) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Select(^5) among %v = %v, want it to say %q", tc.cands, err, tc.says)
+		}
+	}
+	many := map[string]string{}
+	for i := range 14 {
+		many[fmt.Sprintf("ts5.%d", i)] = "1.0.0"
+	}
+	if _, err := Select(npmspec.Spec{Raw: "beta", Kind: npmspec.Tag}, cands, many); err == nil || !strings.HasSuffix(err.Error(), " and 4 more") {
+		t.Errorf("an unknown tag among 14 = %v, want 10 named and 4 more", err)
 	}
 }
 
