@@ -43,8 +43,9 @@ type Config struct {
 	// LockfileMaxBytes, LockfileMaxNodes bound one lockfile parse (see
 	// lockfile.Limits, which gives the reasons for the defaults: 8 MiB
 	// and 800,000 nodes hold about 10,000 packages in any format), and
-	// MaxLockfileParses how many POST /v1/warm bodies are read and parsed
-	// at once; more wait their turn (warm.DefaultMaxLockfileParses).
+	// MaxLockfileParses how many POST /v1/warm and /v1/projects bodies
+	// are read and parsed at once; more wait their turn before reading
+	// their bodies (warm.DefaultMaxLockfileParses).
 	LockfileMaxBytes  int64
 	LockfileMaxNodes  int
 	MaxLockfileParses int
@@ -309,7 +310,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.ProjectWait, "project-wait", "how long a project grep waits for packages not yet warm before answering with complete: false")
 	b.Bytes(&c.LockfileMaxBytes, "lockfile-max-bytes", "largest lockfile POST /v1/warm parses")
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
-	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm bodies read and parsed at once; more wait")
+	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects bodies read and parsed at once; more wait before reading theirs")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")

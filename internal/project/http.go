@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 )
@@ -36,6 +37,18 @@ func (h *Handlers) Register(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 }
 
 func (h *Handlers) post(c echo.Context) error {
+	// The parse slot (setting max-lockfile-parses) is taken before the
+	// body is read, as POST /v1/warm does: uploads waiting for a slot
+	// hold no body, so a burst of 32 MiB lockfiles costs at most that
+	// many bodies and parses at once. It is given back once the lockfile
+	// is parsed (or on any earlier refusal).
+	ctx := c.Request().Context()
+	if err := h.svc.parses.Acquire(ctx); err != nil {
+		c.Response().Header().Set("Retry-After", "1")
+		return err
+	}
+	release := sync.OnceFunc(h.svc.parses.Release)
+	defer release()
 	var u Upload
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
@@ -53,7 +66,7 @@ func (h *Handlers) post(c echo.Context) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return echo.NewHTTPError(http.StatusBadRequest, "the body holds more than one JSON value")
 	}
-	reg, err := h.svc.Register(c.Request().Context(), u)
+	reg, err := h.svc.register(ctx, u, release)
 	if err != nil {
 		return h.httpError(err)
 	}

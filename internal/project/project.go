@@ -170,6 +170,14 @@ var validID = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // queues a warm job for every locked version. Registering the same files
 // again is one store lookup and answers the same id.
 func (s *Service) Register(ctx context.Context, u Upload) (*Registered, error) {
+	return s.register(ctx, u, nil)
+}
+
+// register is Register; release, when not nil, gives back a parse slot
+// the caller already holds (POST /v1/projects takes it before reading
+// the body) and is called once the lockfile is parsed. Without one,
+// register takes a slot for the parse itself.
+func (s *Service) register(ctx context.Context, u Upload, release func()) (*Registered, error) {
 	if u.Lockfile.Name == "" || u.Lockfile.Content == "" {
 		return nil, fmt.Errorf(`%w: "lockfile" needs "name" (e.g. "package-lock.json") and "content"`, ErrBadInput)
 	}
@@ -192,11 +200,14 @@ func (s *Service) Register(ctx context.Context, u Upload) (*Registered, error) {
 	}
 	lim := s.lim.Lockfile
 	lim.MaxBytes = max(s.lim.MaxLockfileBytes, 1)
-	if err := s.parses.Acquire(ctx); err != nil {
-		return nil, err
+	if release == nil {
+		if err := s.parses.Acquire(ctx); err != nil {
+			return nil, err
+		}
+		release = s.parses.Release
 	}
 	lf, tree, err := lim.Tree(u.Lockfile.Name, []byte(u.Lockfile.Content), manifest)
-	s.parses.Release()
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
