@@ -130,7 +130,7 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 		return nil, err
 	}
 	g := &grepPage{s: s, r: r, b: b, o: o, sel: sel, mode: mode, cur: cur, ctx: ctx,
-		res: &GrepResult{Answer: a, OutputMode: mode}, tiers: map[string]int{}}
+		res: &GrepResult{Answer: a, OutputMode: mode}, tiers: map[string]int{}, compiled: new(index.Compiled)}
 	g.scope()
 	b.ReserveHeader(g.res.Answer, r)
 	g.perFile = map[string]int{OutputContent: r.MaxMatchesPerFile, OutputFilesWithMatches: 1, OutputCount: 0}[mode]
@@ -305,6 +305,9 @@ type grepPage struct {
 	tiers   map[string]int // selected text files' tiers
 	inTier  [numTiers]int
 	taken   int // matches on this page
+	// compiled is the pattern compiled once for the page's index calls
+	// (a tier and pass each).
+	compiled *index.Compiled
 }
 
 // scope counts the files include/exclude select and ranks them. A
@@ -375,7 +378,7 @@ func (g *grepPage) search(q index.Query) (index.Result, error) {
 func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) index.Query {
 	r := g.r
 	q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
-		WholeWord: r.WholeWord, MaxMatches: maxMatches}
+		WholeWord: r.WholeWord, MaxMatches: maxMatches, Compiled: g.compiled}
 	if g.mode == OutputContent {
 		q.ContextLines = deref(r.ContextLines)
 	}

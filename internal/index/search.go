@@ -44,6 +44,11 @@ type Query struct {
 	// skip what an earlier page returned, or defer the first matches of
 	// each file to a later pass (internal/explore's paging).
 	Skip func(path string, line, n int) bool `json:"-"`
+	// Compiled, when set, keeps the pattern compiled from one Search to
+	// the next: a caller running one query over many indexes sets it to
+	// one new(Compiled) for all of them (see Compiled). Nil compiles the
+	// pattern in every Search.
+	Compiled *Compiled `json:"-"`
 }
 
 // SearchLimits bound what one Search may cost. The zero value is not
@@ -194,7 +199,7 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 			res, err = Result{}, fmt.Errorf("index: search for %q: %v: %w", q.Pattern, r, errInternal)
 		}
 	}()
-	p, err := compile(q, lim)
+	p, err := q.Compiled.plan(q, lim)
 	if err != nil {
 		return Result{}, err
 	}
