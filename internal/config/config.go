@@ -35,11 +35,13 @@ type Config struct {
 	// MaxProjectPackages caps the folders of a registered project's
 	// node_modules tree; MaxProjectLockfileBytes its lockfile; a project
 	// grep over packages not yet warm waits up to ProjectWait for them
-	// before answering from what is warm, with complete: false
-	// (project.Limits).
+	// before answering from what is warm, with complete: false; project
+	// answers remember up to ProjectReadyVersions versions as ready, so a
+	// grep reads only the others' states from the store (project.Limits).
 	MaxProjectPackages      int
 	MaxProjectLockfileBytes int64
 	ProjectWait             time.Duration
+	ProjectReadyVersions    int
 	// LockfileMaxBytes, LockfileMaxNodes bound one lockfile parse (see
 	// lockfile.Limits, which gives the reasons for the defaults: 8 MiB
 	// and 800,000 nodes hold about 10,000 packages in any format), and
@@ -308,6 +310,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxProjectPackages, "max-project-packages", "most package folders a registered project may install")
 	b.Bytes(&c.MaxProjectLockfileBytes, "max-project-lockfile-bytes", "largest lockfile POST /v1/projects accepts")
 	b.Dur(&c.ProjectWait, "project-wait", "how long a project grep waits for packages not yet warm before answering with complete: false")
+	b.Int(&c.ProjectReadyVersions, "project-ready-versions", "how many versions project answers remember as ready, reading only the others' states from the store on each grep (0: none)")
 	b.Bytes(&c.LockfileMaxBytes, "lockfile-max-bytes", "largest lockfile POST /v1/warm parses")
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
 	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects bodies read and parsed at once; more wait before reading theirs")
@@ -520,6 +523,7 @@ func (c Config) Validate() error {
 	}
 	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
 	notNegative("max-context-lines", int64(c.MaxContextLines))
+	notNegative("project-ready-versions", int64(c.ProjectReadyVersions))
 	notNegative("cache-local-bytes", c.CacheLocalBytes)
 	notNegative("cache-max-body-bytes", c.CacheMaxBodyBytes)
 	notNegative("cache-max-list-bytes", c.CacheMaxListBytes)

@@ -44,6 +44,7 @@ func Default() Config {
 		MaxProjectPackages:      pl.MaxPackages,
 		MaxProjectLockfileBytes: pl.MaxLockfileBytes,
 		ProjectWait:             pl.Wait,
+		ProjectReadyVersions:    pl.ReadyVersions,
 		ReadHeaderTimeout:       10 * time.Second,
 		ReadTimeout:             30 * time.Second,
 		WriteTimeout:            6 * time.Minute,
@@ -153,7 +154,8 @@ func Default() Config {
 
 // Project returns the project limits.
 func (c Config) Project() project.Limits {
-	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait, Lockfile: c.Lockfile()}
+	return project.Limits{MaxPackages: c.MaxProjectPackages, MaxLockfileBytes: c.MaxProjectLockfileBytes, Wait: c.ProjectWait, Lockfile: c.Lockfile(),
+		ReadyVersions: c.ProjectReadyVersions}
 }
 
 // Upstream is the registry client's configuration; the caller names itself

@@ -26,6 +26,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
+	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/warm"
@@ -46,6 +47,10 @@ type Limits struct {
 	// Lockfile bounds the parse as POST /v1/warm's is (lockfile-max-nodes;
 	// its MaxBytes is MaxLockfileBytes).
 	Lockfile lockfile.Limits
+	// ReadyVersions caps how many versions project answers remember as
+	// ready, so that a grep reads from the store only the states of the
+	// others (setting project-ready-versions; 0 remembers none).
+	ReadyVersions int
 	// An answer's byte budget is a package answer's (answer-bytes,
 	// max-answer-bytes): one contract for both.
 }
@@ -55,9 +60,12 @@ type Limits struct {
 // 32 MiB lockfile (npm's package-lock spends about 850 bytes a package, so
 // 20,000 packages fit in 17 MiB); 5 s of waiting (the warm queue ingests
 // the median package in well under a second, so most of a fresh
-// project's direct dependencies are warm by then).
+// project's direct dependencies are warm by then); 50,000 ready versions
+// remembered (about 10 MB: two and a half projects at the folder cap, or
+// a hundred mid-size apps of 400 packages).
 func DefaultLimits() Limits {
-	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second, Lockfile: lockfile.DefaultLimits()}
+	return Limits{MaxPackages: 20_000, MaxLockfileBytes: 32 << 20, Wait: 5 * time.Second, Lockfile: lockfile.DefaultLimits(),
+		ReadyVersions: 50_000}
 }
 
 // Store is what projects need of the store: the projects, and the state
@@ -78,6 +86,8 @@ type Service struct {
 	access func(ctx context.Context, name string) error
 	lim    Limits
 	parses warm.ParseSlots
+	// ready remembers versions seen ready (readyVersions).
+	ready *lru.Cache[store.VersionKey, struct{}]
 }
 
 // New returns a Service. access (nil: everyone may read everything) is the
@@ -87,7 +97,8 @@ type Service struct {
 // takes (setting max-lockfile-parses): a project lockfile of up to 32 MiB
 // parses to several times that in memory.
 func New(st Store, w Warmer, access func(ctx context.Context, name string) error, lim Limits, parses warm.ParseSlots) *Service {
-	return &Service{st: st, warm: w, access: access, lim: lim, parses: parses}
+	return &Service{st: st, warm: w, access: access, lim: lim, parses: parses,
+		ready: lru.New[store.VersionKey, struct{}](int64(max(lim.ReadyVersions, 0)), lru.Options{})}
 }
 
 // Upload is what a caller registers: a lockfile (or a package.json
@@ -408,6 +419,30 @@ func (s *Service) status(ctx context.Context, p store.Project) (*Status, error) 
 	}
 	st.Ready = st.Pending == 0 && st.Failed == 0
 	return st, nil
+}
+
+// unknownStates is states for the versions of pkgs not remembered as
+// ready; those it answers as ready without a store read.
+func (s *Service) unknownStates(ctx context.Context, pkgs []store.ProjectPackage) (map[store.VersionKey]store.Version, error) {
+	known := map[store.VersionKey]store.Version{}
+	var unknown []store.ProjectPackage
+	for _, pp := range pkgs {
+		k := store.VersionKey{Name: pp.Package, Version: pp.Version}
+		if _, ok := s.ready.Get(k); ok {
+			known[k] = store.Version{Name: k.Name, Version: k.Version, State: store.StateReady}
+		} else {
+			unknown = append(unknown, pp)
+		}
+	}
+	if len(unknown) == 0 {
+		return known, nil
+	}
+	states, err := s.states(ctx, unknown)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(states, known)
+	return states, nil
 }
 
 // states looks up the store state of pkgs' registry versions in one query.
