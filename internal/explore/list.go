@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -130,8 +131,9 @@ func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
 }
 
 // folder returns the clean folder raw names and the files below it. A
-// path that is a file answers that file alone, saying so; a missing one
-// is a *NotFoundError naming the closest folders.
+// path that is a file answers that file alone, in its folder, saying so
+// (as ls FILE does); a missing one is a *NotFoundError naming the
+// closest folders.
 func (s *Service) folder(o *Opened, a *Answer, raw string) (string, []store.File, error) {
 	if strings.Trim(raw, "/.") == "" {
 		return "", o.Files, nil
@@ -149,7 +151,7 @@ func (s *Service) folder(o *Opened, a *Answer, raw string) (string, []store.File
 		}
 		if f, ok := lookup(o.Files, d); ok {
 			a.Note("%q is a file, not a folder: read it", d)
-			return d, []store.File{f}, nil
+			return strings.Trim(path.Dir(d), "."), []store.File{f}, nil
 		}
 	}
 	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s@%s", dir, o.Name, o.Version), Hint: closestPaths(o.Files, dir, true)}

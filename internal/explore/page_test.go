@@ -259,3 +259,24 @@ func TestListOfABigPackageIsATree(t *testing.T) {
 		t.Errorf("no dist/ folder with its file count: %+v", res.Entries)
 	}
 }
+
+// TestListOfAFileAnswersTheFile: a list whose path is a file (ls FILE)
+// answers that file, at any depth, saying to read it (it used to cut the
+// file's path past its end and panic).
+func TestListOfAFileAnswersTheFile(t *testing.T) {
+	svc := newService(t, map[string]string{"package.json": `{"name":"paged"}`, "lib/index.js": "x\n", "lib/index.js.map": "{}"})
+	for _, depth := range []int{0, 1, 3} {
+		for _, p := range []string{"lib/index.js", "/lib/index.js", "node_modules/paged/lib/index.js"} {
+			res, err := svc.List(t.Context(), explore.Request{PackageName: "paged", Path: p, Depth: depth})
+			if err != nil {
+				t.Fatalf("list %q depth %d: %v", p, depth, err)
+			}
+			if len(res.Entries) != 1 || res.Entries[0].Path != "lib/index.js" || res.Entries[0].Type != explore.EntryFile || res.TotalFiles != 1 {
+				t.Errorf("list %q depth %d = %+v (%d files), want the file alone", p, depth, res.Entries, res.TotalFiles)
+			}
+			if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "is a file") }) {
+				t.Errorf("list %q depth %d: notes %q, want one saying it is a file", p, depth, res.Notes)
+			}
+		}
+	}
+}
