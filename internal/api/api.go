@@ -77,6 +77,15 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.JSONSerializer = jsonSerializer{}
 	e.Use(SecurityHeaders) // first, so refusals carry them too
 	e.Use(middleware.RequestID())
+	// A panic in a handler (a bug) answers that request with the 500 the
+	// error handler writes (its message hidden, the panic and stack
+	// logged with the request id) instead of dropping the connection.
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			log.Error("handler panicked", "id", c.Response().Header().Get(echo.HeaderXRequestID), "err", err, "stack", string(stack))
+			return err
+		},
+	}))
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -101,12 +102,31 @@ func NewServer(ex Explorer, opt Options) *sdk.Server {
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
 	t := newTool(ex, opt)
-	srv.AddTool(t.definition(), t.handle)
+	srv.AddTool(t.definition(), recovered(opt.Logger, t.handle))
 	if opt.WebDocs != nil {
 		w := newWebDocsTool(opt.WebDocs, opt)
-		srv.AddTool(w.definition(), w.handle)
+		srv.AddTool(w.definition(), recovered(opt.Logger, w.handle))
 	}
 	return srv
+}
+
+// recovered answers a call whose handler panicked (a bug) with an internal
+// tool error, logged with its stack, instead of letting the panic end the
+// process: the SDK runs handlers in its own goroutines, where nothing else
+// recovers, and one agent's request must not take the shared service
+// down for every other.
+func recovered(log *slog.Logger, h sdk.ToolHandler) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("tool call panicked", "tool", req.Params.Name, "panic", p, "stack", string(debug.Stack()))
+				body := ErrorBody{Error: ErrorDetail{Code: "internal", Message: "internal error (logged by pkgscope)"}}
+				res, err = &sdk.CallToolResult{IsError: true, StructuredContent: body,
+					Content: []sdk.Content{&sdk.TextContent{Text: "error internal: " + body.Error.Message}}}, nil
+			}
+		}()
+		return h(ctx, req)
+	}
 }
 
 // HTTPHandler serves the MCP streamable HTTP transport for ex, to be
