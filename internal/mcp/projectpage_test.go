@@ -16,7 +16,7 @@ import (
 // answers page as a package's do (explore's page.go): the same header
 // (truncated, truncatedBy, next), every page within its byte budget as
 // JSON and as MCP text, and following next from the first page visits
-// every file and every match exactly once.
+// every file and every match exactly once, with maxMatchesPerFile too.
 func TestProjectAnswersKeepThePagingContract(t *testing.T) {
 	m := newMirror(t)
 	const pkgs = 8
@@ -211,6 +211,46 @@ func TestProjectAnswersKeepThePagingContract(t *testing.T) {
 			}
 		}
 		once(t, "grep maxMatches 7", got, wantMatches)
+	})
+	t.Run("grep maxMatchesPerFile", func(t *testing.T) {
+		// Pass 0 (up to the page cut by maxMatchesPerFile) is an
+		// overview: each file's first 3 matching lines; next brings the
+		// rest, and the two together are every match once.
+		perFile := map[string]int{}
+		for mt := range wantMatches {
+			perFile[mt[:strings.LastIndexByte(mt, ':')]]++
+		}
+		for _, maxBytes := range []int{budget, 1 << 20} {
+			var got []string
+			overview := map[string]int{}
+			inOverview := true
+			pages := follow(t, map[string]any{"project": reg.ID, "action": "grep", "pattern": "needle", "maxMatchesPerFile": 3, "maxBytes": maxBytes}, maxBytes)
+			for _, b := range pages {
+				var a pkgproject.GrepAnswer
+				_ = json.Unmarshal(b, &a)
+				for _, mt := range a.Matches {
+					got = append(got, fmt.Sprintf("%s:%d", mt.File, mt.Line))
+					if inOverview {
+						overview[mt.File]++
+					}
+				}
+				if a.TruncatedBy == "maxMatchesPerFile" {
+					inOverview = false
+				}
+			}
+			if inOverview {
+				t.Errorf("maxBytes %d: no page ended the overview (truncatedBy maxMatchesPerFile)", maxBytes)
+			}
+			for f, n := range perFile {
+				if overview[f] != min(n, 3) {
+					t.Errorf("maxBytes %d: the overview holds %d lines of %s, want %d", maxBytes, overview[f], f, min(n, 3))
+				}
+			}
+			if maxBytes > budget && len(pages) != 2 {
+				t.Errorf("maxBytes %d: %d pages, want the overview and the rest", maxBytes, len(pages))
+			}
+			once(t, fmt.Sprintf("grep maxMatchesPerFile 3, maxBytes %d", maxBytes), got, wantMatches)
+		}
 	})
 	t.Run("grep count", func(t *testing.T) {
 		want := map[string]int{}

@@ -320,41 +320,50 @@ func (x *Explorer) read(ctx context.Context, p store.Project, r explore.Request)
 	return res, nil
 }
 
-// grepCursor is where a cut grep page stopped: after line Line of File
-// in the package at Folder (Direct says which rank it had), Line
-// wholeFile meaning after the whole file. An empty File is the start of
-// the folder, or with Line wholeFile its end (count mode). It names the
-// folder, not a position, so packages that turn warm between pages do
-// not shift it.
+// grepCursor is where a cut grep page stopped: in pass Pass (Deferred
+// saying pass 0 left matches for pass 1), after line Line of File in the
+// package at Folder (Direct says which rank it had), Line wholeFile
+// meaning after the whole file. An empty File is the start of the
+// folder, or with Line wholeFile its end (count mode); an empty Folder
+// the start of the pass. It names the folder, not a position, so
+// packages that turn warm between pages do not shift it.
 type grepCursor struct {
-	direct bool
-	folder string
-	line   int
-	file   string
+	pass     int
+	deferred bool
+	direct   bool
+	folder   string
+	line     int
+	file     string
 }
 
 const wholeFile = math.MaxInt32
 
-// parseGrepCursor reads "p<1|0>|<folder>|<line>|<file>" ("|" is in no
-// npm name; the file, last, may hold any byte).
+// parseGrepCursor reads "p<direct><pass><deferred>|<folder>|<line>|<file>"
+// (each of the three a digit 0 or 1; "|" is in no npm name; the file,
+// last, may hold any byte). "p<direct>|…", before passes, is pass 0.
 func parseGrepCursor(s string) (grepCursor, bool, error) {
 	if s == "" {
 		return grepCursor{}, false, nil
 	}
 	bad := &explore.InputError{Field: "cursor", Err: errors.New("not a project grep cursor: send the answer's next request as is")}
 	f := strings.SplitN(strings.TrimPrefix(s, "p"), "|", 4)
-	if !strings.HasPrefix(s, "p") || len(f) != 4 || (f[0] != "0" && f[0] != "1") || f[1] == "" {
+	if !strings.HasPrefix(s, "p") || len(f) != 4 || (len(f[0]) != 1 && len(f[0]) != 3) || strings.Trim(f[0], "01") != "" {
 		return grepCursor{}, false, bad
 	}
 	line, err := strconv.Atoi(f[2])
 	if err != nil || line < 0 {
 		return grepCursor{}, false, bad
 	}
-	return grepCursor{direct: f[0] == "1", folder: f[1], line: line, file: f[3]}, true, nil
+	c := grepCursor{direct: f[0][0] == '1', folder: f[1], line: line, file: f[3]}
+	if len(f[0]) == 3 {
+		c.pass, c.deferred = int(f[0][1]-'0'), f[0][2] == '1'
+	}
+	return c, true, nil
 }
 
 func (c grepCursor) String() string {
-	return "p" + strconv.Itoa(b2i(c.direct)) + "|" + c.folder + "|" + strconv.Itoa(c.line) + "|" + c.file
+	return "p" + strconv.Itoa(b2i(c.direct)) + strconv.Itoa(c.pass) + strconv.Itoa(b2i(c.deferred)) +
+		"|" + c.folder + "|" + strconv.Itoa(c.line) + "|" + c.file
 }
 
 // rank orders packages for grep: direct dependencies first, then by path.
@@ -364,8 +373,11 @@ func rank(direct bool, path string, b store.ProjectPackage) int {
 
 // grep searches every warm package, direct dependencies first, each
 // through its own index, and pages the matches as a package's grep does:
-// one total order (rank, folder, file, line), a cursor naming the last
-// item given, so following next visits every match exactly once.
+// one total order (pass, rank, folder, file, line), a cursor naming the
+// last item given, so following next visits every match exactly once.
+// With maxMatchesPerFile, pass 0 holds the first that many matches of
+// each file and pass 1 the rest, as in a package's grep: the answer
+// ends after pass 0 (an overview), and next brings the rest.
 func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request) (*GrepAnswer, error) {
 	if r.Pattern == "" {
 		return nil, &explore.InputError{Field: "pattern", Err: errors.New("give a pattern (an RE2 regular expression, or a literal with fixedStrings)")}
@@ -374,8 +386,8 @@ func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request)
 	if mode != explore.OutputContent && mode != explore.OutputFilesWithMatches && mode != explore.OutputCount {
 		return nil, &explore.InputError{Field: "outputMode", Err: fmt.Errorf("%q: use content, files_with_matches or count", r.OutputMode)}
 	}
-	if r.MaxMatches < 0 || r.ContextLines != nil && *r.ContextLines < 0 {
-		return nil, &explore.InputError{Field: "maxMatches", Err: errors.New("maxMatches and contextLines must not be negative")}
+	if r.MaxMatches < 0 || r.MaxMatchesPerFile < 0 || r.ContextLines != nil && *r.ContextLines < 0 {
+		return nil, &explore.InputError{Field: "maxMatches", Err: errors.New("maxMatches, maxMatchesPerFile and contextLines must not be negative")}
 	}
 	if x.lim.MaxMatches > 0 && r.MaxMatches > x.lim.MaxMatches {
 		return nil, &explore.LimitError{Setting: "max-matches", Msg: fmt.Sprintf("maxMatches %d is above the most one page holds (%d); follow next for more", r.MaxMatches, x.lim.MaxMatches)}
@@ -413,37 +425,57 @@ func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request)
 		}
 	}
 	cov.fill(&g.ans.Answer, &g.ans.Complete, &g.ans.Pending, &g.ans.PendingCount, &g.ans.Failed, &g.ans.FailedCount)
-	if r.MaxMatchesPerFile > 0 {
-		g.ans.Note("maxMatchesPerFile is not applied over a project: matches come in folder, file and line order; narrow with include")
-	}
 	b.ReserveHeader(g.ans.Answer, r)
 	b.Reserve(explore.Cost(g.ans.Pending) + explore.Cost(g.ans.Failed) + 64)
-	for _, w := range warm {
-		var c grepCursor
-		if resume {
-			switch k := rank(cur.direct, cur.folder, w.pp); {
-			case k > 0:
-				continue // answered on an earlier page
-			case k == 0:
-				if cur.file == "" && cur.line == wholeFile {
-					continue // the whole folder was answered (count)
+	lastPass := 0
+	if mode == explore.OutputContent && r.MaxMatchesPerFile > 0 {
+		g.perFile, lastPass = r.MaxMatchesPerFile, 1
+	}
+	g.deferred = cur.deferred
+	for g.pass = cur.pass; g.pass <= lastPass; g.pass++ {
+		if g.pass == 1 && !g.deferred {
+			break // no file had more than pass 0 gave
+		}
+		for _, w := range warm {
+			c := grepCursor{pass: g.pass}
+			if resume && g.pass == cur.pass && cur.folder != "" {
+				switch k := rank(cur.direct, cur.folder, w.pp); {
+				case k > 0:
+					continue // answered on an earlier page
+				case k == 0:
+					if cur.file == "" && cur.line == wholeFile {
+						continue // the whole folder was answered (count)
+					}
+					c = cur
 				}
-				c = cur
+			}
+			c.direct, c.folder = w.pp.Direct, w.pp.Path
+			done, err := g.search(w, c)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				return g.answer(), nil
 			}
 		}
-		c.direct, c.folder = w.pp.Direct, w.pp.Path
-		done, err := g.search(w, c)
-		if err != nil {
-			return nil, err
-		}
-		if done {
+		if g.pass == 0 && g.deferred && lastPass == 1 {
+			// As a package's grep: the per-file cap asked for an
+			// overview, which ends here; next brings each file's rest.
+			next := r
+			next.Cursor = grepCursor{pass: 1, deferred: true}.String()
+			g.ans.Cut(index.TruncMaxMatchesPerFile, &next)
 			break
 		}
 	}
-	if mode == explore.OutputContent && g.ans.Matches == nil {
+	return g.answer(), nil
+}
+
+// answer is the page built, with an empty match list rather than none.
+func (g *projectGrep) answer() *GrepAnswer {
+	if g.mode == explore.OutputContent && g.ans.Matches == nil {
 		g.ans.Matches = []explore.GrepMatch{}
 	}
-	return g.ans, nil
+	return g.ans
 }
 
 // projectGrep builds one page of a project grep.
@@ -458,6 +490,11 @@ type projectGrep struct {
 	compiled *index.Compiled
 	ans      *GrepAnswer
 	taken    int // matches (files, packages) on this page
+	// pass is the pass searched: 0, or 1 for what maxMatchesPerFile
+	// (perFile, 0 for none) deferred, which deferred says pass 0 did.
+	pass     int
+	perFile  int
+	deferred bool
 }
 
 // callMatches bounds one index call: what the page can still hold.
@@ -481,6 +518,7 @@ func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
 	folder := w.pp.Path + "/"
 	cut := func(why string) {
 		next := g.r
+		c.deferred = g.deferred
 		next.Cursor = c.String()
 		g.ans.Cut(why, &next)
 	}
@@ -496,14 +534,19 @@ func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
 		case g.mode == explore.OutputFilesWithMatches:
 			q.MaxMatchesPerFile = 1
 		}
+		if g.pass == 0 && g.perFile > 0 {
+			q.MaxMatchesPerFile = g.perFile
+		}
 		q.Filter = func(p string) bool {
 			if file != "" && (p < file || (p == file && line == wholeFile)) {
 				return false
 			}
 			return g.sel(folder + p)
 		}
-		if file != "" && line != wholeFile {
-			q.Skip = func(p string, l, _ int) bool { return p == file && l <= line }
+		if perFile := g.perFile; (g.pass == 1 && perFile > 0) || (file != "" && line != wholeFile) {
+			q.Skip = func(p string, l, n int) bool {
+				return (g.pass == 1 && n <= perFile) || (p == file && l <= line)
+			}
 		}
 		sr, err := g.x.rd.Versions().Search(g.ctx, w.o, q)
 		if err != nil {
@@ -513,6 +556,9 @@ func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
 			return true, fmt.Errorf("grep in %s: %w", w.pp.Path, err)
 		}
 		res := sr.Result
+		if g.pass == 0 && g.perFile > 0 && res.Truncated {
+			g.deferred = true // a file had more than the cap: pass 1 brings them
+		}
 		for _, mt := range res.Matches {
 			if g.mode == explore.OutputCount {
 				count++
