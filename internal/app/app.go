@@ -99,7 +99,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	// Callers are keyed by token only when auth, placed before this
 	// middleware, has verified it; else by client IP.
-	if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst, KeyByToken: tokens.Len() > 0}); a.RateLimit != nil {
+	if a.RateLimit = ratelimit.New(a.redis, ratelimit.Options{PerMinute: cfg.RateLimitPerMinute, Burst: cfg.RateLimitBurst, KeyByToken: tokens.Len() > 0, ItemsPerRequest: cfg.RateLimitWarmItems}); a.RateLimit != nil {
 		mw = append(mw, a.RateLimit.Middleware())
 		m.WatchRateLimit(a.RateLimit.Stats)
 	}

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +14,9 @@ import (
 	"github.com/pkgscope/pkgscope/internal/config"
 
 	"github.com/pkgscope/pkgscope/internal/index"
+	"github.com/pkgscope/pkgscope/internal/project"
+	"github.com/pkgscope/pkgscope/internal/redistest"
+	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -109,5 +114,51 @@ func TestCloseDoesNotWaitForHeldJobs(t *testing.T) {
 	case <-done:
 	case <-t.Context().Done():
 		t.Fatal("Close did not return")
+	}
+}
+
+// TestWarmPaysPerPackageAtTheRateLimit: a warm request's packages, and a
+// project registration's, are charged to the caller's bucket (one request
+// per rate-limit-warm-items of them), not once per POST; a request the
+// bucket cannot pay is a 429 naming the setting, and a refused project is
+// not recorded, so its retry registers and warms it.
+func TestWarmPaysPerPackageAtTheRateLimit(t *testing.T) {
+	prefix := redistest.Prefix(t)
+	m := newMirror(t, embedded, func(c *config.Config) {
+		c.RedisURL, c.RedisPrefix = redistest.URL(t), prefix
+		// One unit a minute: nothing refills while the test runs.
+		c.RateLimitPerMinute, c.RateLimitBurst, c.RateLimitWarmItems = 1, 5, 1
+	})
+	rdb := redistest.Client(t)
+	t.Cleanup(func() {
+		// redis_rate puts "rate:" before our prefix.
+		if keys := rdb.Keys(context.Background(), "rate:"+prefix+"*").Val(); len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+	})
+	specs := func(n int) map[string][]string {
+		var s []string
+		for i := range n {
+			s = append(s, fmt.Sprintf("pkg-%d@1.0.0", i))
+		}
+		return map[string][]string{"specs": s}
+	}
+	if status, b := m.do(http.MethodPost, "/v1/warm", "", specs(3)); status != http.StatusAccepted {
+		t.Fatalf("3 packages on a bucket of 5: %d %s, want 202", status, b)
+	}
+	// 2 left: the door takes one, the 5 packages need 4 more.
+	status, b := m.do(http.MethodPost, "/v1/warm", "", specs(5))
+	if status != http.StatusTooManyRequests || !strings.Contains(string(b), "a warm request of 5 packages counts as 5 requests") ||
+		!strings.Contains(string(b), "rate-limit-warm-items") {
+		t.Fatalf("5 packages with 2 requests left: %d %s, want 429 naming rate-limit-warm-items", status, b)
+	}
+	// 1 left: the door takes it, the project's 3 packages need 2 more.
+	up := lockUpload(projectLock)
+	status, b = m.do(http.MethodPost, "/v1/projects", "", up)
+	if status != http.StatusTooManyRequests || !strings.Contains(string(b), "a project warming 3 packages") {
+		t.Fatalf("a project of 3 packages with 1 request left: %d %s, want 429", status, b)
+	}
+	if _, err := m.app.Store.Project(t.Context(), project.ID(up)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused project was recorded (%v): its retry would find it and never warm it", err)
 	}
 }

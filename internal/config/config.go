@@ -230,8 +230,10 @@ type Config struct {
 	// RateLimitPerMinute is the sustained requests per minute one caller
 	// (bearer token, else client IP) may send, across replicas; 0 turns
 	// limits off. RateLimitBurst is how many it may send at once (0: the
-	// per-minute figure). Limits need RedisURL.
-	RateLimitPerMinute, RateLimitBurst int
+	// per-minute figure). Limits need RedisURL. RateLimitWarmItems is how
+	// many packages of a warm request (POST /v1/warm, a project's
+	// registration) count as one request (ratelimit.ChargeItems).
+	RateLimitPerMinute, RateLimitBurst, RateLimitWarmItems int
 
 	// TokensFile names a file of bearer tokens, one entry per line
 	// (internal/auth: TOKEN, TOKEN:@scope,..., sha256:HEX[:@scope,...]);
@@ -402,6 +404,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "how long immutable entries live in Redis")
 	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "requests per minute per caller (0: no limit; needs redis-url)")
 	b.Int(&c.RateLimitBurst, "rate-limit-burst", "requests a caller may send at once (0: the per-minute figure)")
+	b.Int(&c.RateLimitWarmItems, "rate-limit-warm-items", "packages of a warm request or project registration that count as one request against the rate limit (at most the burst in all)")
 
 	b.Str(&c.TokensFile, "tokens-file", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
 	c.Tokens = Secret(getenv(EnvPrefix + "TOKENS"))
@@ -530,6 +533,7 @@ func (c Config) Validate() error {
 	notNegative("cache-resolve-ttl", int64(c.CacheResolveTTL))
 	notNegative("rate-limit-per-minute", int64(c.RateLimitPerMinute))
 	notNegative("rate-limit-burst", int64(c.RateLimitBurst))
+	positive("rate-limit-warm-items", int64(c.RateLimitWarmItems))
 	if c.RedisURL != "" {
 		if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {
 			errs = append(errs, errors.New("redis-url must start with redis://, rediss:// or unix://"))

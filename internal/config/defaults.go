@@ -12,6 +12,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/project"
+	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
@@ -40,6 +41,8 @@ func Default() Config {
 		LockfileMaxBytes:  lf.MaxBytes,
 		LockfileMaxNodes:  lf.MaxNodes,
 		MaxLockfileParses: warm.DefaultMaxLockfileParses,
+
+		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,
 
 		MaxProjectPackages:      pl.MaxPackages,
 		MaxProjectLockfileBytes: pl.MaxLockfileBytes,

@@ -28,6 +28,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/warm"
 )
@@ -241,9 +242,6 @@ func (s *Service) register(ctx context.Context, u Upload, release func()) (*Regi
 	if err := s.check(ctx, p); err != nil {
 		return nil, err
 	}
-	if err := s.st.PutProject(ctx, p); err != nil {
-		return nil, fmt.Errorf("recording project %s: %w", id, err)
-	}
 	var wants []warm.Want
 	seen := map[warm.Want]bool{}
 	for _, pp := range p.Packages {
@@ -252,6 +250,15 @@ func (s *Service) register(ctx context.Context, u Upload, release func()) (*Regi
 			seen[w] = true
 			wants = append(wants, w)
 		}
+	}
+	// The warm request pays at the rate limit before the project is
+	// recorded: a refusal (429) leaves nothing behind, so the retry
+	// registers and warms it.
+	if err := ratelimit.ChargeItems(ctx, len(wants), fmt.Sprintf("a project warming %d packages", len(wants))); err != nil {
+		return nil, err
+	}
+	if err := s.st.PutProject(ctx, p); err != nil {
+		return nil, fmt.Errorf("recording project %s: %w", id, err)
 	}
 	reg := &Registered{ID: id, Format: p.Format, Packages: len(p.Packages), Status: statusPath(id)}
 	if len(wants) > 0 {

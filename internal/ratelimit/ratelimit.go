@@ -8,6 +8,11 @@
 // Keying by unverified tokens would let anyone mint a fresh bucket per
 // request by making tokens up.
 //
+// A request that submits many items (a warm request's packages, a
+// project's) costs more than one: the handler charges the rest with
+// ChargeItems once it knows the count, one request per ItemsPerRequest
+// items (setting rate-limit-warm-items), through the same bucket.
+//
 // Redis down or slow: requests are allowed (fail open). Limits protect the
 // mirror from one greedy agent; refusing everyone because a cache is down
 // would be worse than the abuse. The outage is logged once by redisconn's
@@ -46,7 +51,17 @@ type Options struct {
 	KeyByToken bool
 	// Skip exempts requests (nil: health checks and metrics).
 	Skip func(echo.Context) bool
+	// ItemsPerRequest is how many items of a many-item request count as
+	// one request (ChargeItems); 0 means DefaultItemsPerRequest.
+	ItemsPerRequest int
 }
+
+// DefaultItemsPerRequest is the default of the setting
+// rate-limit-warm-items: 100 packages of a warm request count as one
+// request, so a request of warm's max-request-items (20,000) costs 200,
+// the burst the compose file sets: at most one such request per full
+// bucket, instead of one unit for 20,000 fetches.
+const DefaultItemsPerRequest = 100
 
 // Limiter is the rate-limit middleware's state. It is safe for concurrent
 // use.
@@ -70,6 +85,9 @@ func New(rc *redisconn.Conn, opt Options) *Limiter {
 	}
 	if opt.Skip == nil {
 		opt.Skip = skipProbes
+	}
+	if opt.ItemsPerRequest <= 0 {
+		opt.ItemsPerRequest = DefaultItemsPerRequest
 	}
 	return &Limiter{
 		rc:    rc,
@@ -96,7 +114,11 @@ func (l *Limiter) Middleware() echo.MiddlewareFunc {
 			if l.opt.Skip(c) {
 				return next(c)
 			}
-			res, err := l.allow(c.Request().Context(), l.key(c))
+			ctx, key := c.Request().Context(), l.key(c)
+			// A handler that learns its request's item count charges
+			// the rest to the same bucket (ChargeItems).
+			c.SetRequest(c.Request().WithContext(context.WithValue(ctx, chargeKey{}, &charger{l: l, c: c, key: key})))
+			res, err := l.allow(ctx, key, 1)
 			if err != nil {
 				l.failedOpen.Add(1)
 				return next(c)
@@ -108,23 +130,81 @@ func (l *Limiter) Middleware() echo.MiddlewareFunc {
 				l.allowed.Add(1)
 				return next(c)
 			}
-			l.limited.Add(1)
-			secs := max(1, int(math.Ceil(res.RetryAfter.Seconds())))
-			h.Set("Retry-After", strconv.Itoa(secs))
-			return &echo.HTTPError{Code: http.StatusTooManyRequests, Message: fmt.Sprintf(
-				"rate limit exceeded: %d requests per minute, bursts of %d (settings rate-limit-per-minute, rate-limit-burst); retry after %ds",
-				l.limit.Rate, l.limit.Burst, secs)}
+			return l.refuse(h, res.RetryAfter, "")
 		}
 	}
 }
 
-func (l *Limiter) allow(ctx context.Context, key string) (*redis_rate.Result, error) {
+// refuse counts a refusal and answers it: Retry-After (whole seconds, at
+// least 1) set, an *echo.HTTPError of status 429 naming the settings,
+// after why when given.
+func (l *Limiter) refuse(h http.Header, wait time.Duration, why string) error {
+	l.limited.Add(1)
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	h.Set("Retry-After", strconv.Itoa(secs))
+	if why != "" {
+		why += "; "
+	}
+	return &echo.HTTPError{Code: http.StatusTooManyRequests, Message: fmt.Sprintf(
+		"rate limit exceeded: %s%d requests per minute, bursts of %d (settings rate-limit-per-minute, rate-limit-burst); retry after %ds",
+		why, l.limit.Rate, l.limit.Burst, secs)}
+}
+
+func (l *Limiter) allow(ctx context.Context, key string, n int) (*redis_rate.Result, error) {
 	var res *redis_rate.Result
 	err := l.rc.Do(ctx, func(ctx context.Context) (err error) {
-		res, err = l.rl.Allow(ctx, key, l.limit)
+		res, err = l.rl.AllowN(ctx, key, l.limit, n)
 		return err
 	})
 	return res, err
+}
+
+// chargeKey is the request context's key for its *charger.
+type chargeKey struct{}
+
+// charger is what ChargeItems needs of the request the middleware let in:
+// the limiter, the bucket, and the response whose headers it sets.
+type charger struct {
+	l   *Limiter
+	c   echo.Context
+	key string
+}
+
+// ChargeItems charges the request ctx belongs to for the items it
+// submits (a warm request's packages): one request per ItemsPerRequest
+// items (setting rate-limit-warm-items), less the one it paid at the
+// door, and at most the burst in all, or a big request could never be
+// paid. what names the items for the refusal ("a warm request of 20000
+// packages").
+//
+// It returns nil when the bucket pays, when ctx comes from no request the
+// middleware let in (limits off, background work) and when Redis does not
+// answer (fail open); else the refusal the middleware gives, an
+// *echo.HTTPError of status 429, with Retry-After set on the response:
+// long enough for the retry to pay both its door and its items.
+func ChargeItems(ctx context.Context, items int, what string) error {
+	ch, _ := ctx.Value(chargeKey{}).(*charger)
+	if ch == nil {
+		return nil
+	}
+	l := ch.l
+	per := l.opt.ItemsPerRequest
+	total := min(max(1, (items+per-1)/per), l.limit.Burst)
+	if total <= 1 {
+		return nil
+	}
+	res, err := l.allow(ctx, ch.key, total-1)
+	if err != nil {
+		l.failedOpen.Add(1)
+		return nil
+	}
+	h := ch.c.Response().Header()
+	h.Set("RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	if res.Allowed > 0 {
+		return nil
+	}
+	door := l.limit.Period / time.Duration(l.limit.Rate) // the retry's own unit
+	return l.refuse(h, res.RetryAfter+door, fmt.Sprintf("%s counts as %d requests (one per %d, setting rate-limit-warm-items)", what, total, per))
 }
 
 // key names the caller's bucket. redis_rate puts its own "rate:" in

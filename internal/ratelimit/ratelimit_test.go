@@ -48,6 +48,14 @@ func server(t *testing.T, addr string, opt Options) (*echo.Echo, *Limiter) {
 	ok := func(c echo.Context) error { return c.String(http.StatusOK, "ok") }
 	e.GET("/v1/x", ok)
 	e.GET("/healthz", ok)
+	// A request that submits ?items=N items, charged once counted.
+	e.GET("/v1/items", func(c echo.Context) error {
+		n, _ := strconv.Atoi(c.QueryParam("items"))
+		if err := ChargeItems(c.Request().Context(), n, "a request of "+c.QueryParam("items")+" items"); err != nil {
+			return err
+		}
+		return ok(c)
+	})
 	return e, l
 }
 
@@ -90,6 +98,57 @@ func TestBurstThen429WithRetryAfter(t *testing.T) {
 	}
 	if s := l.Stats(); s.Allowed != 4 || s.Limited != 1 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestItemsCostOnePerItemsPerRequest: a request submitting many items
+// (a warm request's packages) costs one request per ItemsPerRequest of
+// them from the caller's one bucket, at most the burst; one its bucket
+// cannot pay is a 429 naming rate-limit-warm-items, with a Retry-After
+// after which the same request is let in.
+func TestItemsCostOnePerItemsPerRequest(t *testing.T) {
+	e, l := server(t, "", Options{PerMinute: 6, Burst: 10, KeyByToken: true, ItemsPerRequest: 100})
+	for _, tc := range []struct {
+		items, remaining int
+	}{
+		{1, 9},   // one request, as any other
+		{250, 6}, // three
+		{600, 0}, // six
+	} {
+		rec := get(e, "/v1/items?items="+strconv.Itoa(tc.items), "tok-a", "10.0.0.1")
+		if rec.Code != http.StatusOK || rec.Header().Get("RateLimit-Remaining") != strconv.Itoa(tc.remaining) {
+			t.Fatalf("%d items: %d, remaining %q; want 200 and %d left", tc.items, rec.Code, rec.Header().Get("RateLimit-Remaining"), tc.remaining)
+		}
+	}
+	if rec := get(e, "/v1/x", "tok-a", "10.0.0.1"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("a plain request after the items spent the bucket: %d, want 429", rec.Code)
+	}
+
+	// More items than the burst pays cost the burst: with a full bucket
+	// they are let in, never refused for good.
+	if rec := get(e, "/v1/items?items=20000", "tok-b", "10.0.0.1"); rec.Code != http.StatusOK {
+		t.Errorf("20000 items on a full bucket of 10: %d %s, want 200", rec.Code, rec.Body)
+	}
+
+	// A bucket short of the items: refused by the charge, naming its
+	// setting, with a wait (at 6 per minute, a unit per 10 s) that
+	// covers the units the items lack and the retry's own request.
+	get(e, "/v1/x", "tok-c", "10.0.0.1")
+	get(e, "/v1/x", "tok-c", "10.0.0.1") // 8 left
+	rec := get(e, "/v1/items?items=1000", "tok-c", "10.0.0.1")
+	if rec.Code != http.StatusTooManyRequests || !strings.Contains(rec.Body.String(), "a request of 1000 items counts as 10 requests (one per 100, setting rate-limit-warm-items)") {
+		t.Fatalf("1000 items with 8 requests left: %d %s, want 429 naming rate-limit-warm-items", rec.Code, rec.Body)
+	}
+	if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra <= 20 || ra > 30 {
+		t.Errorf("Retry-After = %q, want 21..30 s (2 units the items lack and 1 for the retry, less what refilled meanwhile)", rec.Header().Get("Retry-After"))
+	}
+	if s := l.Stats(); s.Limited != 2 {
+		t.Errorf("stats %+v, want the two refusals counted", s)
+	}
+
+	// Without the middleware (limits off, background work) nothing is charged.
+	if err := ChargeItems(t.Context(), 1_000_000, "x"); err != nil {
+		t.Errorf("ChargeItems outside a request: %v", err)
 	}
 }
 

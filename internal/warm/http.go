@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/lockfile"
+	"github.com/pkgscope/pkgscope/internal/ratelimit"
 )
 
 // Requests is what the HTTP handlers need of a Queue.
@@ -200,6 +201,11 @@ func (h *Handlers) accept(ctx context.Context, body *PostBody) (string, error) {
 			wants = append(wants, ParseSpecArg(strings.TrimSpace(s)))
 		}
 		source = fmt.Sprintf("POST /v1/warm: %d specs", len(body.Specs))
+	}
+	// Each package is a fetch and an index build: the request pays for
+	// them at the rate limit (a 429 when its caller's bucket cannot).
+	if err := ratelimit.ChargeItems(ctx, len(wants), fmt.Sprintf("a warm request of %d packages", len(wants))); err != nil {
+		return "", err
 	}
 	id, err := h.reqs.Submit(ctx, source, wants)
 	if errors.Is(err, ErrTooMany) || errors.Is(err, ErrInvalidWant) {
