@@ -109,8 +109,9 @@ func (f *failure) Unwrap() error { return f.cause }
 // InWords wraps a transport error in one whose message says what failed
 // (refused, timed out, a failed lookup, a cut answer) without the URL and
 // addresses net/http's errors name; errors.Is and errors.As still see the
-// original, and Detail returns its text for the log. The jsDelivr client
-// uses it too.
+// original, and Detail returns its text for the log. The jsDelivr and MDN
+// clients use it too, so it names no upstream: the caller's wrapping says
+// which one ("MDN unreachable: its host name does not resolve").
 func InWords(err error) error {
 	var (
 		dns    *net.DNSError
@@ -126,15 +127,15 @@ func InWords(err error) error {
 	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
 		msg = "timed out"
 	case errors.As(err, &dns) && dns.IsNotFound:
-		msg = "the registry's host name does not resolve"
+		msg = "its host name does not resolve"
 	case errors.As(err, &dns):
-		msg = "looking up the registry's host name failed"
+		msg = "looking up its host name failed"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		msg = "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		msg = "the connection closed before the answer was complete"
 	case errors.As(err, &cert):
-		msg = "the registry's TLS certificate is not trusted"
+		msg = "its TLS certificate is not trusted"
 	case errors.As(err, &op):
 		msg = "the connection failed (" + op.Op + ")"
 	default:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"io"
 	"log/slog"
 	"net/http"
@@ -134,7 +135,8 @@ func (c *mdnClient) trip(err error) string {
 
 // downWhy is the note a caller reads while MDN is left alone.
 func downWhy(err error, until time.Time) string {
-	return fmt.Sprintf("MDN unreachable: %v; not asked again until %s", err, until.UTC().Format(time.RFC3339))
+	secs := max(1, int(math.Ceil(time.Until(until).Seconds())))
+	return fmt.Sprintf("MDN unreachable: %v; not asked again for %ds (until %s)", err, secs, until.UTC().Format(time.RFC3339))
 }
 
 // doc returns MDN's page at path (an "/en-US/docs/..." path), from the
