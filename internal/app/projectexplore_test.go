@@ -239,6 +239,12 @@ func TestProjectNotYetWarm(t *testing.T) {
 	if status, b := m.do(http.MethodPost, "/v1/explore", "", map[string]any{"project": strings.Repeat("0", 64), "action": "list"}); status != http.StatusNotFound {
 		t.Errorf("unknown project: %d %s", status, b)
 	}
+	// Listing inside the pending folder says it is pending, not that the
+	// path is wrong.
+	status, b := m.do(http.MethodPost, "/v1/explore", "", map[string]any{"project": reg.ID, "action": "list", "path": "node_modules/ghost/lib"})
+	if status != http.StatusNotFound || !strings.Contains(string(b), "node_modules/ghost") || !strings.Contains(string(b), "pending") {
+		t.Errorf("list inside a pending folder: %d %s; want 404 saying node_modules/ghost is pending", status, b)
+	}
 }
 
 // TestProjectFailedIsNotWaitedFor: a package whose ingest failed, or one

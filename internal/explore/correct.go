@@ -140,6 +140,9 @@ func cleanPath(raw string) (string, error) {
 // (node_modules/<name>/) or from a tarball listing (package/).
 func candidates(name, path string) []string {
 	out := []string{path}
+	if name == "" {
+		return out // a project's paths: from its root, as given
+	}
 	for _, prefix := range []string{"node_modules/" + name + "/", "package/"} {
 		if rest, ok := strings.CutPrefix(path, prefix); ok && rest != "" {
 			out = append(out, rest)

@@ -51,17 +51,42 @@ type ListResult struct {
 // a flat list) answers its layout on the first page.
 func (s *Service) List(ctx context.Context, r Request) (*ListResult, error) {
 	r.Action = "list"
-	if r.Depth < 0 {
-		return nil, &InputError{Field: "depth", Err: errors.New("must not be negative")}
+	if err := checkDepth(r); err != nil {
+		return nil, err
 	}
 	b, o, a, err := s.start(ctx, &r, false)
 	if err != nil {
 		return nil, err
 	}
-	res := &ListResult{Answer: a, Depth: r.Depth, Entries: []Entry{}}
-	dir, files, err := s.folder(o, &res.Answer, r.Path)
-	if err != nil {
+	res := &ListResult{Answer: a}
+	if err := ListFiles(res, o.Files, o.Name, o.Name+"@"+o.Version, b, r); err != nil {
 		return nil, err
+	}
+	return res, nil
+}
+
+func checkDepth(r Request) error {
+	if r.Depth < 0 {
+		return &InputError{Field: "depth", Err: errors.New("must not be negative")}
+	}
+	return nil
+}
+
+// ListFiles fills res, whose Answer is the header, with list's answer over
+// files (sorted by path): what is under the folder r.Path names, to
+// r.Depth levels or, with no depth, every file when they fit b, else the
+// deepest tree that does; paged by PageEntries. name, when set, is the
+// package's, so that a path written from the project root
+// (node_modules/<name>/…) is read from the package root; in names the
+// tree in a not-found error. A package's list and a project's share it.
+func ListFiles(res *ListResult, files []store.File, name, in string, b *Budget, r Request) error {
+	if err := checkDepth(r); err != nil {
+		return err
+	}
+	res.Depth, res.Entries = r.Depth, []Entry{}
+	dir, files, err := folder(files, name, in, &res.Answer, r.Path)
+	if err != nil {
+		return err
 	}
 	res.Path = dir
 	for _, f := range files {
@@ -77,7 +102,7 @@ func (s *Service) List(ctx context.Context, r Request) (*ListResult, error) {
 		}
 	}
 	PageEntries(res, tree(files, dir, res.Depth), b, r)
-	return res, nil
+	return nil
 }
 
 // Glob answers the files and folders r.Patterns select.
@@ -130,31 +155,31 @@ func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
 	}
 }
 
-// folder returns the clean folder raw names and the files below it. A
-// path that is a file answers that file alone, in its folder, saying so
-// (as ls FILE does); a missing one is a *NotFoundError naming the
-// closest folders.
-func (s *Service) folder(o *Opened, a *Answer, raw string) (string, []store.File, error) {
+// folder returns the clean folder raw names among files and the files
+// below it. A path that is a file answers that file alone, in its folder,
+// saying so (as ls FILE does); a missing one is a *NotFoundError naming
+// the closest folders. name and in are ListFiles'.
+func folder(all []store.File, name, in string, a *Answer, raw string) (string, []store.File, error) {
 	if strings.Trim(raw, "/.") == "" {
-		return "", o.Files, nil
+		return "", all, nil
 	}
 	dir, err := cleanPath(raw)
 	if err != nil {
 		return "", nil, err
 	}
-	for _, d := range candidates(o.Name, dir) {
-		if files := under(o.Files, d); len(files) > 0 {
+	for _, d := range candidates(name, dir) {
+		if files := under(all, d); len(files) > 0 {
 			if d != dir {
 				a.Note("path %q was read as %q (paths are relative to the package root)", raw, d)
 			}
 			return d, files, nil
 		}
-		if f, ok := lookup(o.Files, d); ok {
+		if f, ok := lookup(all, d); ok {
 			a.Note("%q is a file, not a folder: read it", d)
 			return strings.Trim(path.Dir(d), "."), []store.File{f}, nil
 		}
 	}
-	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s@%s", dir, o.Name, o.Version), Hint: closestPaths(o.Files, dir, true)}
+	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s", dir, in), Hint: closestPaths(all, dir, true)}
 }
 
 // under returns the files below folder dir (sorted files: a run).

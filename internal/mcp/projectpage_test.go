@@ -125,23 +125,96 @@ func TestProjectAnswersKeepThePagingContract(t *testing.T) {
 	}
 	const budget = explore.MinAnswerBytes
 
+	// under counts the project's files below folder (ending in "/").
+	under := func(folder string) int {
+		n := 0
+		for f := range wantFiles {
+			if strings.HasPrefix(f, folder) {
+				n++
+			}
+		}
+		return n
+	}
 	t.Run("list", func(t *testing.T) {
+		// Every file and folder (a depth below the deepest), over pages.
 		var got []string
-		pages := follow(t, map[string]any{"project": reg.ID, "action": "list", "maxBytes": budget}, budget)
+		wantAll := map[string]bool{}
+		for f := range wantFiles {
+			wantAll[f] = true
+			for i, c := range f {
+				if c == '/' {
+					wantAll[f[:i+1]] = true
+				}
+			}
+		}
+		pages := follow(t, map[string]any{"project": reg.ID, "action": "list", "depth": 99, "maxBytes": budget}, budget)
 		for _, b := range pages {
 			var a pkgproject.ListAnswer
 			_ = json.Unmarshal(b, &a)
-			if !a.Complete || a.TotalFiles != len(wantFiles) {
-				t.Errorf("list page: complete %v, totalFiles %d; want true, %d", a.Complete, a.TotalFiles, len(wantFiles))
+			if !a.Complete || a.TotalFiles != len(wantFiles) || a.Depth != 99 {
+				t.Errorf("list page: complete %v, totalFiles %d, depth %d; want true, %d, 99", a.Complete, a.TotalFiles, a.Depth, len(wantFiles))
 			}
 			for _, e := range a.Entries {
 				got = append(got, e.Path)
+				if e.Type == explore.EntryFolder && e.Files != under(e.Path) {
+					t.Errorf("list: folder %s counts %d files, holds %d", e.Path, e.Files, under(e.Path))
+				}
 			}
 		}
 		if len(pages) < 2 {
 			t.Errorf("the list fit one page of %d bytes; the test wants several", budget)
 		}
-		once(t, "list", got, wantFiles)
+		once(t, "list", got, wantAll)
+	})
+	t.Run("list without depth", func(t *testing.T) {
+		// As a package's list: the files do not fit the budget, so the
+		// answer is the deepest tree that does, with a note; next pages
+		// through that tree, and its entries cover every file once.
+		pages := follow(t, map[string]any{"project": reg.ID, "action": "list", "maxBytes": budget}, budget)
+		var first pkgproject.ListAnswer
+		_ = json.Unmarshal(pages[0], &first)
+		if first.Depth == 0 || len(first.Notes) == 0 {
+			t.Fatalf("list without depth: depth %d, notes %q; want a tree summary saying so", first.Depth, first.Notes)
+		}
+		seen := map[string]bool{}
+		covered := 0
+		for _, b := range pages {
+			var a pkgproject.ListAnswer
+			_ = json.Unmarshal(b, &a)
+			for _, e := range a.Entries {
+				if seen[e.Path] {
+					t.Errorf("list without depth: %s given twice", e.Path)
+				}
+				seen[e.Path] = true
+			}
+		}
+		for p := range seen {
+			parent := p[:strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/')+1]
+			if seen[parent] {
+				continue // counted in its folder
+			}
+			if strings.HasSuffix(p, "/") {
+				covered += under(p)
+			} else if wantFiles[p] {
+				covered++
+			}
+		}
+		if covered != len(wantFiles) {
+			t.Errorf("list without depth to %d: its top entries cover %d files of %d", first.Depth, covered, len(wantFiles))
+		}
+	})
+	t.Run("list path and depth", func(t *testing.T) {
+		var a pkgproject.ListAnswer
+		b := follow(t, map[string]any{"project": reg.ID, "action": "list", "path": "node_modules/p2", "depth": 1}, 1<<20)
+		_ = json.Unmarshal(b[0], &a)
+		var got []string
+		for _, e := range a.Entries {
+			got = append(got, e.Path)
+		}
+		want := "[node_modules/p2/README.md node_modules/p2/index.js node_modules/p2/lib/ node_modules/p2/node_modules/ node_modules/p2/package.json]"
+		if fmt.Sprint(got) != want || a.Path != "node_modules/p2" || a.TotalFiles != under("node_modules/p2/") {
+			t.Errorf("list node_modules/p2 to depth 1: path %q, %d files, entries %v; want %s", a.Path, a.TotalFiles, got, want)
+		}
 	})
 	t.Run("glob", func(t *testing.T) {
 		want := map[string]bool{}

@@ -245,8 +245,10 @@ func header(p store.Project) explore.Answer {
 	return explore.Answer{Project: p.ID, ResolvedFrom: "project " + p.ID[:12] + " (" + p.Format + ")"}
 }
 
-// list answers list and glob: every file of every warm package, as
-// project paths in byte order, paged as a package's list is.
+// list answers list and glob over every file of every warm package, as
+// project paths: list as a package's list (explore.ListFiles: path,
+// depth, a tree when the files do not fit), glob the files it selects in
+// byte order; both paged as a package's are.
 func (x *Explorer) list(ctx context.Context, p store.Project, r explore.Request, m *pathglob.Matcher) (*ListAnswer, error) {
 	b, err := x.rd.Budget(r.MaxBytes, false)
 	if err != nil {
@@ -256,27 +258,60 @@ func (x *Explorer) list(ctx context.Context, p store.Project, r explore.Request,
 	if err != nil {
 		return nil, err
 	}
-	var all []explore.Entry
+	var files []store.File
 	for _, w := range warm {
 		for _, f := range w.o.Files {
-			path := w.pp.Path + "/" + f.Path
-			if m == nil || m.Match(path) {
-				all = append(all, explore.Entry{Path: path, Type: explore.EntryFile, Bytes: f.Size})
+			f.Path = w.pp.Path + "/" + f.Path
+			if m == nil || m.Match(f.Path) {
+				files = append(files, f)
 			}
 		}
 	}
-	slices.SortFunc(all, func(a, b explore.Entry) int { return cmp.Compare(a.Path, b.Path) })
+	// Each package's files are sorted, but a nested folder's sort inside
+	// its parent's (node_modules/a/node_modules/b/… before a's other
+	// files).
+	slices.SortFunc(files, func(a, b store.File) int { return cmp.Compare(a.Path, b.Path) })
 	ans := &ListAnswer{ListResult: explore.ListResult{Answer: header(p), Entries: []explore.Entry{}}}
-	for _, e := range all {
-		ans.TotalFiles++
-		ans.TotalBytes += e.Bytes
-	}
 	cov.fill(&ans.Answer, &ans.Complete, &ans.Pending, &ans.PendingCount, &ans.Failed, &ans.FailedCount)
-	r.Action = cmp.Or(r.Action, "list")
-	b.ReserveHeader(ans.Answer, r)
 	b.Reserve(explore.Cost(ans.Pending) + explore.Cost(ans.Failed) + 64)
+	if m == nil {
+		if err := explore.ListFiles(&ans.ListResult, files, "", "project "+p.ID, b, r); err != nil {
+			return nil, notWarm(r.Path, cov, err)
+		}
+		return ans, nil
+	}
+	all := make([]explore.Entry, len(files))
+	for i, f := range files {
+		all[i] = explore.Entry{Path: f.Path, Type: explore.EntryFile, Bytes: f.Size}
+		ans.TotalFiles++
+		ans.TotalBytes += f.Size
+	}
+	b.ReserveHeader(ans.Answer, r)
 	explore.PageEntries(&ans.ListResult, all, b, r)
 	return ans, nil
+}
+
+// notWarm turns a folder list could not find into what it is when the
+// path lies in a package folder with no files yet (pending) or none ever
+// (failed): not a wrong path, so the error says which.
+func notWarm(raw string, cov coverage, err error) error {
+	var nf *explore.NotFoundError
+	path, cerr := pkgpath.CleanQuery(strings.TrimSuffix(raw, "/"))
+	if !errors.As(err, &nf) || cerr != nil {
+		return err
+	}
+	in := func(folder string) bool { return path == folder || strings.HasPrefix(path, folder+"/") }
+	for _, f := range cov.pending {
+		if in(f) {
+			return &explore.NotFoundError{What: fmt.Sprintf("files of %s yet: it is not warm (pending); ask again shortly", f)}
+		}
+	}
+	for _, f := range cov.failed {
+		if in(f.Path) {
+			return &explore.NotFoundError{What: fmt.Sprintf("files of %s: %s", f.Path, f.Reason)}
+		}
+	}
+	return err
 }
 
 // folderOf splits a project path into the package folder holding it and
