@@ -3,6 +3,9 @@
 // and can fail or hold requests on demand so tests of failure paths and
 // stampedes need neither the network nor sleeps.
 //
+// It serves each version's manifest too (GET /<name>/<version>, as npm's
+// registry does); RefuseVersions makes it answer that endpoint otherwise.
+//
 // Point npm configuration at it with npm_config_registry=r.URL().
 package fakeregistry
 
@@ -44,6 +47,8 @@ type Registry struct {
 	holds     map[string]*hold
 	allHolds  []*hold
 	packReqs  map[string]int
+	versReqs  map[string]int           // name + "@" + version
+	refuseVer int                      // RefuseVersions
 	arrived   map[string]chan struct{} // Arrived
 	downloads map[string]int           // name + "@" + version
 	lastAuth  string
@@ -95,6 +100,7 @@ func New(t testing.TB) *Registry {
 		raw:       map[string][]byte{},
 		holds:     map[string]*hold{},
 		packReqs:  map[string]int{},
+		versReqs:  map[string]int{},
 		downloads: map[string]int{},
 	}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
@@ -288,6 +294,24 @@ func (r *Registry) PackumentRequests(name string) int {
 	return r.packReqs[name]
 }
 
+// VersionRequests counts GET requests for the manifest of name@version
+// (its version endpoint), including those answered with a Fail or
+// RefuseVersions status.
+func (r *Registry) VersionRequests(name, ver string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.versReqs[name+"@"+ver]
+}
+
+// RefuseVersions makes every request for a version's manifest answer
+// status (a 404 or 405, as registries that do not serve the endpoint
+// answer), so clients must read the packument; 0 serves them again.
+func (r *Registry) RefuseVersions(status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refuseVer = status
+}
+
 // LastAuthorization is the Authorization header of the latest request, ""
 // when it had none.
 func (r *Registry) LastAuthorization() string {
@@ -381,6 +405,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	name, isTarball := path, false
+	var ver string
 	r.mu.Lock()
 	r.lastAuth = req.Header.Get("Authorization")
 	if i := strings.Index(path, "/-/"); i >= 0 {
@@ -388,6 +413,8 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		if ref, ok := r.tarballs[path]; ok {
 			r.downloads[ref.name+"@"+ref.version]++
 		}
+	} else if name, ver = splitVersion(path); ver != "" {
+		r.versReqs[name+"@"+ver]++
 	} else {
 		r.packReqs[name]++
 	}
@@ -409,6 +436,9 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	fail, failing := r.failures[name]
 	raw, isRaw := r.raw[name]
+	if refuse := r.refuseVer; ver != "" && refuse != 0 && !failing {
+		fail, failing = failure{status: refuse}, true
+	}
 	r.mu.Unlock()
 	if failing {
 		if fail.retryAfter != "" {
@@ -419,6 +449,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	if isTarball {
 		r.serveTarball(w, path)
+		return
+	}
+	if ver != "" {
+		r.serveVersion(w, name, ver)
 		return
 	}
 	if isRaw {
@@ -468,6 +502,13 @@ type abbreviatedDist struct {
 	FileCount    int    `json:"fileCount"`
 }
 
+// entry is v as the packument and its manifest describe it.
+func (v *version) entry(name, ver string) abbreviatedVers {
+	return abbreviatedVers{Name: name, Version: ver, Deprecated: v.deprecated, Dependencies: v.deps, Dist: abbreviatedDist{
+		Tarball: v.tarball, Integrity: v.integrity, Shasum: v.shasum, UnpackedSize: v.unpackedSize, FileCount: v.fileCount,
+	}}
+}
+
 func (r *Registry) servePackument(w http.ResponseWriter, name string) {
 	r.mu.Lock()
 	p := r.pkgs[name]
@@ -479,9 +520,7 @@ func (r *Registry) servePackument(w http.ResponseWriter, name string) {
 			doc.DistTags[tag] = v
 		}
 		for ver, v := range p.versions {
-			doc.Versions[ver] = abbreviatedVers{Name: name, Version: ver, Deprecated: v.deprecated, Dependencies: v.deps, Dist: abbreviatedDist{
-				Tarball: v.tarball, Integrity: v.integrity, Shasum: v.shasum, UnpackedSize: v.unpackedSize, FileCount: v.fileCount,
-			}}
+			doc.Versions[ver] = v.entry(name, ver)
 		}
 	}
 	r.mu.Unlock()
@@ -490,6 +529,41 @@ func (r *Registry) servePackument(w http.ResponseWriter, name string) {
 		return
 	}
 	writeJSON(w, http.StatusOK, "application/vnd.npm.install-v1+json", doc)
+}
+
+// splitVersion splits "name/version" ("@scope/name/version") into its
+// parts; version is "" for a packument's path.
+func splitVersion(path string) (name, ver string) {
+	parts := 2
+	if strings.HasPrefix(path, "@") {
+		parts = 3
+	}
+	f := strings.SplitN(path, "/", parts)
+	if len(f) < parts {
+		return path, ""
+	}
+	return strings.Join(f[:parts-1], "/"), f[parts-1]
+}
+
+// manifest is one version's document, as the version endpoint answers
+// it: the package.json fields a test needs, with dist.
+type manifest struct {
+	ID string `json:"_id"`
+	abbreviatedVers
+}
+
+func (r *Registry) serveVersion(w http.ResponseWriter, name, ver string) {
+	r.mu.Lock()
+	var doc *manifest
+	if p := r.pkgs[name]; p != nil && p.versions[ver] != nil {
+		doc = &manifest{ID: name + "@" + ver, abbreviatedVers: p.versions[ver].entry(name, ver)}
+	}
+	r.mu.Unlock()
+	if doc == nil {
+		writeJSON(w, http.StatusNotFound, "application/json", map[string]string{"error": "version not found: " + ver})
+		return
+	}
+	writeJSON(w, http.StatusOK, "application/json", doc)
 }
 
 func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {

@@ -229,3 +229,34 @@ func TestLatestIsHighestRelease(t *testing.T) {
 		t.Errorf("latest of pre = %s, want 1.0.0-beta.11", got)
 	}
 }
+
+// TestServesVersionManifests: GET /<name>/<version> answers that version's
+// manifest with the packument's dist, for scoped names escaped or not; an
+// unknown version is a 404; RefuseVersions answers every one with its
+// status; each is counted apart from the packument's requests.
+func TestServesVersionManifests(t *testing.T) {
+	r := New(t)
+	tgz := tarballtest.Package(t, map[string]string{"index.js": "x"})
+	r.Publish("@s/p", "1.0.0", tgz)
+	want := packument(t, r, "@s%2fp").Versions["1.0.0"]
+	for _, path := range []string{"@s%2fp/1.0.0", "@s/p/1.0.0"} {
+		resp, body := get(t, r, path)
+		var m manifest
+		if err := json.Unmarshal(body, &m); resp.StatusCode != http.StatusOK || err != nil {
+			t.Fatalf("GET %s: %s %s", path, resp.Status, body)
+		}
+		if m.ID != "@s/p@1.0.0" || m.Name != "@s/p" || m.Version != "1.0.0" || m.Dist != want.Dist {
+			t.Errorf("GET %s = %+v, want the packument's entry %+v", path, m, want)
+		}
+	}
+	if resp, _ := get(t, r, "@s%2fp/9.9.9"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown version: %s, want 404", resp.Status)
+	}
+	r.RefuseVersions(http.StatusMethodNotAllowed)
+	if resp, _ := get(t, r, "@s%2fp/1.0.0"); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("refused: %s, want 405", resp.Status)
+	}
+	if n, p := r.VersionRequests("@s/p", "1.0.0"), r.PackumentRequests("@s/p"); n != 3 || p != 1 {
+		t.Errorf("%d manifest and %d packument requests, want 3 and 1", n, p)
+	}
+}

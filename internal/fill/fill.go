@@ -6,8 +6,9 @@
 //
 //	store hit → recent bad-bytes failure → in-process single-flight → cross-replica lock → store re-check → index → fetch
 //
-// where fetch is: packument entry → declared-size check → tarball download
-// and integrity check (upstream) → unpack and store (ingest) → commit, and
+// where fetch is: the version's entry (its manifest, or the packument) →
+// declared-size check → tarball download streamed into unpack and store
+// (upstream, ingest) → integrity check of every byte → commit, and
 // index then builds the search index of what fetch committed (in the
 // background for the mirror, Options.Index). The lock (Options.Lock, Redis
 // in production; lock.go) is optional. The jsDelivr fallback is not a link
@@ -50,14 +51,20 @@ func (f FillerFunc) Fill(ctx context.Context, name, version string) error {
 	return f(ctx, name, version)
 }
 
-// Registry is what the fetch link needs from the upstream client.
+// Registry is what the fetch link needs from the upstream client (and,
+// for the indexer's warm jobs, what their resolver needs of the same
+// wrapped client).
 type Registry interface {
 	Packument(ctx context.Context, name string) (*upstream.Packument, error)
-	CachedVersion(name, version string) (upstream.PackumentVersion, bool)
 	// PackumentListing is Packument, fetched again early when the cached
 	// one does not list version (published since it was cached).
 	PackumentListing(ctx context.Context, name, version string) (*upstream.Packument, error)
-	Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error)
+	// Version is one exact version's entry, from its manifest when the
+	// registry serves it, else from the packument.
+	Version(ctx context.Context, name, version string) (upstream.PackumentVersion, error)
+	// Tarball starts the download; the caller reads it, Verifies it and
+	// Closes it.
+	Tarball(ctx context.Context, name string, v upstream.PackumentVersion) (*upstream.Download, error)
 }
 
 // Indexer builds a stored version's search index (internal/search).
@@ -238,18 +245,12 @@ type fetch struct {
 }
 
 func (f *fetch) Fill(ctx context.Context, name, version string) error {
-	pv, ok := f.reg.CachedVersion(name, version)
-	if !ok {
-		p, err := f.reg.PackumentListing(ctx, name, version)
-		if err != nil {
-			return err
-		}
-		if pv, ok = p.Versions[version]; !ok {
-			return fmt.Errorf("%s has no version %s: %w", name, version, upstream.ErrNotFound)
-		}
+	pv, err := f.reg.Version(ctx, name, version)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
-	err := f.ingest(ctx, name, version, pv)
+	err = f.ingest(ctx, name, version, pv)
 	if err != nil && permanent(err) {
 		// Recorded so operators can see why; a later request tries again.
 		if merr := f.st.MarkFailed(context.WithoutCancel(ctx), name, version, err.Error()); merr != nil {
@@ -278,6 +279,7 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 	if err != nil {
 		return err
 	}
+	defer tgz.Close()
 	integrity := pv.Dist.Integrity
 	if integrity == "" {
 		// Old versions carry only a sha1 hex shasum: record it as SRI.
@@ -291,7 +293,9 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		w, done = f.spool.Spool(w, name, version)
 		defer done()
 	}
-	_, err = ingest.Ingest(ctx, w, name, version, integrity, tgz, f.lim)
+	// The bodies are stored as they come out of the download; the
+	// version is committed only once Verify has vouched for every byte.
+	_, err = ingest.Stream(ctx, w, name, version, integrity, tgz, f.lim)
 	if errors.Is(err, store.ErrExists) {
 		return nil // another replica or flight committed the same bytes first
 	}

@@ -1,7 +1,9 @@
-// Package ingest turns an integrity-verified npm tarball into a stored
-// version: it streams gzip → tar in memory (nothing touches disk), keeps
-// the regular files under the tarball's top folder, writes their bodies to
-// the store in batches, then commits the file list in one call.
+// Package ingest turns an npm tarball into a stored version as it
+// downloads: it streams the download through gzip → tar in memory (nothing
+// touches disk, and the tarball is never held whole), keeps the regular
+// files under the tarball's top folder, writes their bodies to the store
+// in batches, and once every byte has matched the registry's integrity,
+// commits the file list in one call.
 //
 // Every hostile-archive hazard has a rule and a test named after it
 // (ingest_test.go): path escapes are skipped, never stored; sparse files
@@ -11,6 +13,7 @@ package ingest
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -79,10 +82,25 @@ func IsBinary(b []byte) bool {
 	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0
 }
 
-// Ingest unpacks tgz, an npm tarball whose integrity the caller has
-// verified, and stores it as name@version: bodies go to w.PutBlobs in
-// batches of about lim.BatchBytes, then w.CommitVersion records every file
-// sorted by path, so the version becomes visible whole or not at all.
+// Source is a tarball's bytes as they arrive (upstream.Download): Read
+// returns them before anyone has vouched for them, and Verify, called once
+// the archive has been read as far as it will be, reads whatever is left
+// and returns nil only when every byte matched the integrity the registry
+// gave; otherwise the download's failure or a mismatch.
+type Source interface {
+	io.Reader
+	Verify() error
+}
+
+// Stream unpacks an npm tarball from src while it downloads and stores it
+// as name@version: bodies go to w.PutBlobs in batches of about
+// lim.BatchBytes as they come out of the archive, and once the archive's
+// end is reached, every batch is stored and src.Verify has vouched for
+// every byte, w.CommitVersion records every file sorted by path. So the
+// version becomes visible whole or not at all, and only as the registry
+// published it: bodies written before the check are content-addressed
+// (a body's key is its own sha256, so it cannot pose as another) and
+// reachable from no version until the commit.
 //
 // The top folder of each entry is stripped whatever its name. Only
 // regular files are kept; links, directories, devices, FIFOs, entries at
@@ -91,21 +109,29 @@ func IsBinary(b []byte) bool {
 // A later entry with the same path replaces an earlier one, as extracting
 // would; names differing only in case are distinct files.
 //
-// Errors: *LimitError (ErrLimit) when a cap of lim is hit, ErrBadArchive
-// when gzip or tar is corrupt, ErrUnsupported for sparse files, the
-// context's error when ctx ends (checked between entries), and the
-// store's errors, among them store.ErrExists when another ingest committed
-// the version first. On any error nothing is committed, though blobs
-// already written stay (they are harmless and deduplicated). Recording the
-// failure with MarkFailed is the caller's decision.
-func Ingest(ctx context.Context, w store.Writer, name, version, integrity string, tgz []byte, lim Limits) (Result, error) {
+// Errors: src.Verify's (a failed download, an integrity mismatch), which
+// also wins over what the archive's bytes caused — a corrupt archive or a
+// cap hit means nothing until the bytes are known to be the registry's —;
+// else *LimitError (ErrLimit) when a cap of lim is hit, ErrBadArchive when
+// gzip or tar is corrupt, ErrUnsupported for sparse files, the context's
+// error when ctx ends (checked between entries), and the store's errors,
+// among them store.ErrExists when another ingest committed the version
+// first. On any error nothing is committed, though blobs already written
+// stay (they are harmless and deduplicated). Recording the failure with
+// MarkFailed is the caller's decision.
+func Stream(ctx context.Context, w store.Writer, name, version, integrity string, src Source, lim Limits) (Result, error) {
 	if err := lim.Validate(); err != nil {
 		return Result{}, err
 	}
 	u := &unpacker{ctx: ctx, w: w, lim: lim, paths: lim.paths(), index: map[string]int{}, seen: map[store.Hash]bool{}}
-	err := u.unpack(tgz)
+	err := u.unpack(src)
 	if err == nil {
 		err = u.flush()
+	}
+	if err == nil || fromBytes(err) {
+		if verr := src.Verify(); verr != nil {
+			err = verr
+		}
 	}
 	if werr := u.wait(); err == nil {
 		err = werr
@@ -124,6 +150,28 @@ func Ingest(ctx context.Context, w store.Writer, name, version, integrity string
 	}
 	return Result{Files: u.files, TotalBytes: total, Skipped: u.skipped, SkippedCount: u.skippedCount}, nil
 }
+
+// Ingest is Stream over tgz, a whole tarball whose integrity the caller
+// has already checked.
+func Ingest(ctx context.Context, w store.Writer, name, version, integrity string, tgz []byte, lim Limits) (Result, error) {
+	return Stream(ctx, w, name, version, integrity, checked{bytes.NewReader(tgz)}, lim)
+}
+
+// checked is a Source whose bytes were verified before they were read.
+type checked struct{ io.Reader }
+
+func (checked) Verify() error { return nil }
+
+// fromBytes reports the errors that the archive's bytes cause, which a
+// failed or tampered download explains better than the archive does.
+func fromBytes(err error) bool {
+	return errors.Is(err, ErrBadArchive) || errors.Is(err, ErrLimit) || errors.Is(err, ErrUnsupported)
+}
+
+// streamBuf is the read buffer between the download and gunzip: 64 KiB
+// takes a network read's worth at a time (gzip would otherwise read the
+// download 4 KiB at a time, each read hashed and counted separately).
+const streamBuf = 64 << 10
 
 // unpacker is the state of one Ingest.
 type unpacker struct {
@@ -151,15 +199,16 @@ type unpacker struct {
 	skippedCount int
 }
 
-func (u *unpacker) unpack(tgz []byte) error {
-	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+func (u *unpacker) unpack(src io.Reader) error {
+	zr, err := gzip.NewReader(bufio.NewReaderSize(src, streamBuf))
 	if err != nil {
 		return fmt.Errorf("%w: gzip: %w", ErrBadArchive, err)
 	}
 	defer zr.Close()
 	// The end-of-archive marker ends the loop, so trailing bytes are never
 	// decompressed and the gzip checksum at the very end is not checked:
-	// the bytes were checked against dist.integrity, a stronger hash.
+	// Stream checks every byte against dist.integrity, a stronger hash,
+	// before it commits.
 	stream := &capReader{r: zr, max: u.lim.MaxArchiveBytes}
 	tr := tar.NewReader(stream)
 	for {

@@ -38,6 +38,12 @@ type listing interface {
 	PackumentListing(ctx context.Context, name, version string) (*upstream.Packument, error)
 }
 
+// versioner is the upstream client's Version: an exact version's entry
+// from its manifest, without the packument when the registry serves it.
+type versioner interface {
+	Version(ctx context.Context, name, version string) (upstream.PackumentVersion, error)
+}
+
 // packument reads name's packument; for an exact version, one that lists
 // it if the registry has it, so a version published a minute ago resolves.
 func (r *Resolver) packument(ctx context.Context, name string, spec npmspec.Spec) (*upstream.Packument, error) {
@@ -56,6 +62,19 @@ func (r *Resolver) Resolve(ctx context.Context, name string, spec npmspec.Spec) 
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return "", fmt.Errorf("looking up %s@%s in the store: %w", name, spec.Raw, err)
+		}
+	}
+	if vr, ok := r.reg.(versioner); ok && spec.Kind == npmspec.Version {
+		// A cold exact version need not wait for the packument (21 MB for
+		// next): its manifest says it exists, and the fill then finds its
+		// dist in the client's cache. Only "no such version" goes on to
+		// the packument, which says whether the package exists at all.
+		pv, err := vr.Version(ctx, name, spec.Raw)
+		if err == nil {
+			return pv.Version, nil
+		}
+		if !errors.Is(err, upstream.ErrNotFound) {
+			return "", err
 		}
 	}
 	p, err := r.packument(ctx, name, spec)

@@ -155,11 +155,11 @@ func TestBreakerCoversTarballs(t *testing.T) {
 	e.reg.Fail("p", 429, "")
 	ctx := context.Background()
 	for range n {
-		if _, err := e.c.Tarball(ctx, "p", v); err == nil || errors.Is(err, ErrCircuitOpen) {
+		if _, err := fetchAll(ctx, e.c, "p", v); err == nil || errors.Is(err, ErrCircuitOpen) {
 			t.Fatalf("err = %v, want the registry's 429", err)
 		}
 	}
-	_, err := e.c.Tarball(ctx, "p", v)
+	_, err := fetchAll(ctx, e.c, "p", v)
 	isOpen(t, err, cooldown)
 	_, err = e.c.Packument(ctx, "q")
 	isOpen(t, err, cooldown)
@@ -176,11 +176,11 @@ func TestBreakerIgnoresCallerCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for range 3 {
-		if _, err := e.c.Tarball(ctx, "p", v); !errors.Is(err, context.Canceled) {
+		if _, err := fetchAll(ctx, e.c, "p", v); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 	}
-	if _, err := e.c.Tarball(context.Background(), "p", v); err != nil {
+	if _, err := fetchAll(context.Background(), e.c, "p", v); err != nil {
 		t.Fatalf("after cancelled calls: %v", err)
 	}
 }

@@ -121,8 +121,10 @@ type Client struct {
 	npm   *npmrc.Config
 	cfg   Config
 	hc    *http.Client
-	hosts hostSet // AllowedTarballHosts, canonical
-	group singleflight.Group
+	hosts hostSet            // AllowedTarballHosts, canonical
+	group singleflight.Group // packuments, by name
+	// manifests are Version's requests, by "name@version".
+	manifests singleflight.Group
 	// breakers stop requests to a host that keeps failing (breaker.go).
 	breakers *breakers
 

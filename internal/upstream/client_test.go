@@ -385,7 +385,7 @@ func TestAuthHeaderSentToRegistry(t *testing.T) {
 	if got := reg.LastAuthorization(); got != "Bearer s3cret" {
 		t.Errorf("packument Authorization = %q", got)
 	}
-	if _, err := e.c.Tarball(context.Background(), "@s/p", p.Versions["1.0.0"]); err != nil {
+	if _, err := fetchAll(context.Background(), e.c, "@s/p", p.Versions["1.0.0"]); err != nil {
 		t.Fatal(err)
 	}
 	if got := reg.LastAuthorization(); got != "Bearer s3cret" {

@@ -27,43 +27,58 @@ var sriAlgos = []struct {
 	{"sha1", sha1.New, sha1.Size},
 }
 
-// verify checks data against dist as npm (ssri) does: when dist.integrity
-// holds any usable entry, the strongest algorithm present decides, and the
-// data passes if it matches any entry of that algorithm. Without a usable
-// integrity, dist.shasum (sha1, hex) decides. With neither, the data is
-// refused: bytes nobody vouched for are never stored.
-func verify(data []byte, dist Dist) error {
+// checker hashes a tarball as it streams and then checks the digest as
+// npm (ssri) does: when dist.integrity holds any usable entry, the
+// strongest algorithm present decides, and the bytes pass if they match
+// any entry of that algorithm. Without a usable integrity, dist.shasum
+// (sha1, hex) decides. With neither, newChecker refuses before a byte is
+// fetched: bytes nobody vouched for are never stored.
+type checker struct {
+	h     hash.Hash
+	algo  string   // sriAlgos name, or "" for dist.shasum
+	wants [][]byte // digests that pass
+	dist  Dist
+}
+
+// newChecker picks the digest that decides for dist; ErrIntegrity (wrapped)
+// when there is none.
+func newChecker(dist Dist) (*checker, error) {
 	digests := parseSRI(dist.Integrity)
 	for i, a := range sriAlgos {
-		if len(digests[i]) == 0 {
-			continue
+		if len(digests[i]) > 0 {
+			return &checker{h: a.new(), algo: a.name, wants: digests[i], dist: dist}, nil
 		}
-		h := a.new()
-		h.Write(data)
-		got := h.Sum(nil)
-		for _, want := range digests[i] {
-			if subtle.ConstantTimeCompare(got, want) == 1 {
-				return nil
-			}
-		}
-		return fmt.Errorf("%w: %s is %s-%s, dist.integrity says %s",
-			ErrIntegrity, a.name, a.name, base64.StdEncoding.EncodeToString(got), truncate(dist.Integrity))
 	}
 	if dist.Shasum != "" {
 		want, err := hex.DecodeString(strings.TrimSpace(dist.Shasum))
 		if err != nil || len(want) != sha1.Size {
-			return fmt.Errorf("%w: dist.shasum %q is not a sha1 hex digest", ErrIntegrity, truncate(dist.Shasum))
+			return nil, fmt.Errorf("%w: dist.shasum %q is not a sha1 hex digest", ErrIntegrity, truncate(dist.Shasum))
 		}
-		got := sha1.Sum(data)
-		if subtle.ConstantTimeCompare(got[:], want) != 1 {
-			return fmt.Errorf("%w: sha1 is %x, dist.shasum says %s", ErrIntegrity, got, dist.Shasum)
-		}
-		return nil
+		return &checker{h: sha1.New(), wants: [][]byte{want}, dist: dist}, nil
 	}
 	if dist.Integrity != "" {
-		return fmt.Errorf("%w: dist.integrity %q has no sha512/384/256/1 digest and there is no dist.shasum", ErrIntegrity, truncate(dist.Integrity))
+		return nil, fmt.Errorf("%w: dist.integrity %q has no sha512/384/256/1 digest and there is no dist.shasum", ErrIntegrity, truncate(dist.Integrity))
 	}
-	return fmt.Errorf("%w: the registry gives neither dist.integrity nor dist.shasum", ErrIntegrity)
+	return nil, fmt.Errorf("%w: the registry gives neither dist.integrity nor dist.shasum", ErrIntegrity)
+}
+
+// Write hashes p; it never fails.
+func (c *checker) Write(p []byte) (int, error) { return c.h.Write(p) }
+
+// check reports whether the bytes written match; ErrIntegrity (wrapped)
+// when they do not.
+func (c *checker) check() error {
+	got := c.h.Sum(nil)
+	for _, want := range c.wants {
+		if subtle.ConstantTimeCompare(got, want) == 1 {
+			return nil
+		}
+	}
+	if c.algo == "" {
+		return fmt.Errorf("%w: sha1 is %x, dist.shasum says %s", ErrIntegrity, got, c.dist.Shasum)
+	}
+	return fmt.Errorf("%w: %s is %s-%s, dist.integrity says %s",
+		ErrIntegrity, c.algo, c.algo, base64.StdEncoding.EncodeToString(got), truncate(c.dist.Integrity))
 }
 
 // parseSRI returns, per sriAlgos index, the digests of an SRI string:

@@ -35,7 +35,7 @@ func TestLiveRegistry(t *testing.T) {
 	if !ok || p.DistTags["latest"] == "" || v.Dist.Integrity == "" {
 		t.Fatalf("is-number packument lacks 7.0.0, latest or integrity: %+v", v)
 	}
-	data, err := c.Tarball(ctx, "is-number", v)
+	data, err := fetchAll(ctx, c, "is-number", v)
 	if err != nil {
 		t.Fatalf("Tarball(is-number@7.0.0): %v", err)
 	}

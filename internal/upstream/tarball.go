@@ -11,20 +11,27 @@ import (
 	"strings"
 )
 
-// Tarball downloads v.Dist.Tarball (used exactly as the registry gave it)
-// and verifies it against v.Dist.Integrity, or v.Dist.Shasum when there is
-// no integrity. name is the package the version belongs to; it picks the
-// registry the URL must be on.
+// Tarball starts downloading v.Dist.Tarball (used exactly as the registry
+// gave it) and returns its body as a *Download, which hashes the bytes as
+// they are read and checks them against v.Dist.Integrity, or v.Dist.Shasum
+// when there is no integrity, once they have all been read (Verify). So
+// the bytes can be unpacked while they arrive, and nothing holds the whole
+// tarball; the caller must not trust (commit, serve) what it made of them
+// until Verify returns nil, and must Close the download. name is the
+// package the version belongs to; it picks the registry the URL must be
+// on.
 //
-// Errors: ErrTarballURL (wrapped) when the URL is not http(s) on the
-// package's registry host or an AllowedTarballHosts entry; ErrTooLarge
-// over MaxTarballBytes; ErrIntegrity (wrapped) on a mismatch or when
-// neither integrity nor shasum is given; ErrNotFound (wrapped) on a 404;
-// the caller's ctx.Err() when ctx ends first; otherwise an
-// *unavailable.Error (wrapping ErrCircuitOpen, without a request, while the
-// tarball host's breaker is open). The auth header is sent only when the
-// URL is under the package's registry URL.
-func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (data []byte, err error) {
+// Errors, from Tarball or later from the Download: ErrTarballURL (wrapped)
+// when the URL is not http(s) on the package's registry host or an
+// AllowedTarballHosts entry; ErrTooLarge over MaxTarballBytes; ErrIntegrity
+// (wrapped) on a mismatch or when neither integrity nor shasum is given
+// (then before any request); ErrNotFound (wrapped) on a 404; the caller's
+// ctx.Err() when ctx ends first; otherwise an *unavailable.Error (wrapping
+// ErrCircuitOpen, without a request, while the tarball host's breaker is
+// open). TarballTimeout runs from the request to Close, so it bounds the
+// reader's pace too. The auth header is sent only when the URL is under
+// the package's registry URL.
+func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (_ *Download, err error) {
 	what := "tarball " + name + "@" + v.Version
 	if _, err := escapeName(name); err != nil {
 		return nil, err
@@ -34,9 +41,17 @@ func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	sum, err := newChecker(v.Dist)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.TarballTimeout)
-	defer cancel()
+	defer func() {
+		if err != nil {
+			cancel()
+		}
+	}()
 	req, err := http.NewRequestWithContext(withOrigin(dctx, registry), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", what, ErrTarballURL, err)
@@ -51,28 +66,112 @@ func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (
 	if err != nil {
 		return nil, err
 	}
-	defer func() { done(err) }()
+	defer func() {
+		if err != nil {
+			done(err)
+		}
+	}()
 	resp, err := c.send(ctx, req, what)
 	if err != nil {
 		return nil, err
 	}
-	defer drainClose(resp.Body)
 	tooLarge := fmt.Errorf("%s: over %d bytes (Config.MaxTarballBytes): %w", what, c.cfg.MaxTarballBytes, ErrTooLarge)
 	if resp.ContentLength > c.cfg.MaxTarballBytes {
+		drainClose(resp.Body)
 		return nil, tooLarge
 	}
-	body := &limitedReader{r: resp.Body, n: c.cfg.MaxTarballBytes}
-	data, err = io.ReadAll(body)
-	if body.exceeded {
-		return nil, tooLarge
+	return &Download{
+		what: what, caller: ctx, body: resp.Body, size: resp.ContentLength,
+		lim: &limitedReader{r: resp.Body, n: c.cfg.MaxTarballBytes}, sum: sum, tooLarge: tooLarge,
+		cancel: cancel, done: done,
+	}, nil
+}
+
+// Download is a tarball's body as it arrives (Client.Tarball). Read hashes
+// what it returns; Verify reads the rest and checks the whole against the
+// version's integrity. A read failure is returned as its upstream kind
+// (ErrTooLarge, the caller's context error, an *unavailable.Error for a
+// cut or stalled download) and sticks: Read and Verify return it from then
+// on. Not safe for concurrent use.
+type Download struct {
+	what     string
+	caller   context.Context
+	body     io.ReadCloser
+	lim      *limitedReader
+	sum      *checker
+	size     int64
+	tooLarge error
+	err      error // sticky: the first failure
+	eof      bool
+	cancel   context.CancelFunc
+	done     func(error) // the breaker's record
+}
+
+// Read reads the tarball's next bytes.
+func (d *Download) Read(p []byte) (int, error) {
+	if d.err != nil {
+		return 0, d.err
 	}
-	if err != nil {
-		return nil, transportError(ctx, what, err)
+	if d.eof {
+		return 0, io.EOF
 	}
-	if err := verify(data, v.Dist); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	n, err := d.lim.Read(p)
+	d.sum.Write(p[:n])
+	switch {
+	case err == io.EOF:
+		d.eof = true
+	case err != nil && d.lim.exceeded:
+		d.err = d.tooLarge
+		err = d.err
+	case err != nil:
+		d.err = transportError(d.caller, d.what, err)
+		err = d.err
 	}
-	return data, nil
+	return n, err
+}
+
+// Verify reads what the caller left unread (an archive's padding after
+// its end marker, the gzip trailer), so the digest covers every byte, and
+// returns nil only when they match the version's integrity; otherwise the
+// download's failure or ErrIntegrity (wrapped).
+func (d *Download) Verify() error {
+	if d.err != nil {
+		return d.err
+	}
+	if !d.eof {
+		if _, err := io.Copy(io.Discard, d); err != nil {
+			return err
+		}
+	}
+	if err := d.sum.check(); err != nil {
+		d.err = fmt.Errorf("%s: %w", d.what, err)
+		return d.err
+	}
+	return nil
+}
+
+// Size is the body's length as the response declares it, -1 when it does
+// not.
+func (d *Download) Size() int64 { return d.size }
+
+// Close ends the download: it frees the connection and the timeout and
+// records the outcome with the host's breaker (a cut or stalled body
+// counts against the host; a mismatch does not). It is idempotent.
+func (d *Download) Close() error {
+	if d.body == nil {
+		return nil
+	}
+	if d.eof {
+		drainClose(d.body)
+	} else {
+		// Not read to the end (the reader failed, or gave up): draining
+		// could wait on a stalled host until TarballTimeout.
+		d.body.Close()
+	}
+	d.body = nil
+	d.cancel()
+	d.done(d.err)
+	return nil
 }
 
 // checkTarballURL is the SSRF guard: dist.tarball comes from the registry

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -32,6 +33,34 @@ func (e *env) version(t *testing.T, name, ver string) PackumentVersion {
 		t.Fatalf("%s has no version %s", name, ver)
 	}
 	return v
+}
+
+// fetchAll downloads a tarball whole and verifies it, as a caller that
+// wants its bytes does.
+func fetchAll(ctx context.Context, c *Client, name string, v PackumentVersion) ([]byte, error) {
+	d, err := c.Tarball(ctx, name, v)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	data, err := io.ReadAll(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Verify(); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// verify checks data against dist as a Download does.
+func verify(data []byte, dist Dist) error {
+	c, err := newChecker(dist)
+	if err != nil {
+		return err
+	}
+	c.Write(data)
+	return c.check()
 }
 
 func TestTarballIntegrity(t *testing.T) {
@@ -63,7 +92,7 @@ func TestTarballIntegrity(t *testing.T) {
 			e := newEnv(t, Config{})
 			data := tgz(t, "index.js")
 			tc.publish(e, data)
-			got, err := e.c.Tarball(context.Background(), "@s/p", e.version(t, "@s/p", "1.0.0"))
+			got, err := fetchAll(context.Background(), e.c, "@s/p", e.version(t, "@s/p", "1.0.0"))
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("Tarball err = %v, want %v", err, tc.wantErr)
@@ -85,7 +114,7 @@ func TestTarballWithoutAnyChecksumIsRefused(t *testing.T) {
 	e.reg.Publish("p", "1.0.0", tgz(t))
 	v := e.version(t, "p", "1.0.0")
 	v.Dist.Integrity, v.Dist.Shasum = "", ""
-	if _, err := e.c.Tarball(context.Background(), "p", v); !errors.Is(err, ErrIntegrity) {
+	if _, err := fetchAll(context.Background(), e.c, "p", v); !errors.Is(err, ErrIntegrity) {
 		t.Fatalf("err = %v, want ErrIntegrity", err)
 	}
 }
@@ -144,7 +173,7 @@ func TestTarballSSRF(t *testing.T) {
 	other.Publish("p", "1.0.0", data)
 	e.reg.Publish("p", "1.0.0", data, fakeregistry.WithTarballURL(other.URL()+"p/-/p-1.0.0.tgz"))
 	v := e.version(t, "p", "1.0.0")
-	if _, err := e.c.Tarball(context.Background(), "p", v); !errors.Is(err, ErrTarballURL) {
+	if _, err := fetchAll(context.Background(), e.c, "p", v); !errors.Is(err, ErrTarballURL) {
 		t.Fatalf("tarball on another port: err = %v, want ErrTarballURL", err)
 	}
 	if n := other.TarballDownloads("p", "1.0.0"); n != 0 {
@@ -160,7 +189,7 @@ func TestTarballSSRF(t *testing.T) {
 	} {
 		v := v
 		v.Dist.Tarball = raw
-		if _, err := e.c.Tarball(context.Background(), "p", v); !errors.Is(err, ErrTarballURL) {
+		if _, err := fetchAll(context.Background(), e.c, "p", v); !errors.Is(err, ErrTarballURL) {
 			t.Errorf("tarball %q: err = %v, want ErrTarballURL", raw, err)
 		}
 	}
@@ -174,7 +203,7 @@ func TestTarballOnAllowedHostGetsNoToken(t *testing.T) {
 	data := tgz(t)
 	cdn.Publish("p", "1.0.0", data)
 	reg.Publish("p", "1.0.0", data, fakeregistry.WithTarballURL(cdn.URL()+"p/-/p-1.0.0.tgz"))
-	got, err := e.c.Tarball(context.Background(), "p", e.version(t, "p", "1.0.0"))
+	got, err := fetchAll(context.Background(), e.c, "p", e.version(t, "p", "1.0.0"))
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("Tarball from allowed host: %d bytes, %v", len(got), err)
 	}
@@ -190,7 +219,7 @@ func TestTarballRedirectLeavingAllowedHostsIsRefused(t *testing.T) {
 	t.Cleanup(redirector.Close)
 	e := newEnv(t, Config{AllowedTarballHosts: []string{redirector.URL}})
 	e.reg.Publish("p", "1.0.0", tgz(t), fakeregistry.WithTarballURL(redirector.URL+"/p.tgz"))
-	_, err := e.c.Tarball(context.Background(), "p", e.version(t, "p", "1.0.0"))
+	_, err := fetchAll(context.Background(), e.c, "p", e.version(t, "p", "1.0.0"))
 	if !errors.Is(err, ErrTarballURL) {
 		t.Fatalf("err = %v, want ErrTarballURL", err)
 	}
@@ -223,7 +252,7 @@ func TestTarballFailures(t *testing.T) {
 				v.Dist.Tarball = e.reg.URL() + "p/-/p-9.9.9.tgz"
 			}
 			tc.setup(e)
-			_, err := e.c.Tarball(context.Background(), "p", v)
+			_, err := fetchAll(context.Background(), e.c, "p", v)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -238,7 +267,7 @@ func TestTarballCallerCancel(t *testing.T) {
 	v := e.version(t, "p", "1.0.0")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := e.c.Tarball(ctx, "p", v)
+	_, err := fetchAll(ctx, e.c, "p", v)
 	var ue *unavailable.Error
 	if !errors.Is(err, context.Canceled) || errors.As(err, &ue) {
 		t.Fatalf("err = %v, want the caller's context.Canceled", err)
@@ -278,4 +307,99 @@ func hostOf(t *testing.T, raw string) string {
 		t.Fatal(err)
 	}
 	return u.Host
+}
+
+// hostEnv publishes p@1.0.0, data, with its tarball on h, an allowed
+// host serving data.
+func hostEnv(t *testing.T, data []byte, h *fakeregistry.TarballHost, cfg Config) (*env, PackumentVersion) {
+	t.Helper()
+	cfg.AllowedTarballHosts = []string{h.Host()}
+	e := newEnv(t, cfg)
+	e.reg.Publish("p", "1.0.0", data, fakeregistry.WithTarballURL(h.URL()))
+	return e, e.version(t, "p", "1.0.0")
+}
+
+// TestDownloadVerifiesWhatTheReaderLeft: a reader that stops early (as
+// ingest stops at the archive's end marker) still has every byte checked:
+// Verify reads the rest.
+func TestDownloadVerifiesWhatTheReaderLeft(t *testing.T) {
+	data := tgz(t, "index.js")
+	for _, tc := range []struct {
+		name string
+		opt  []fakeregistry.PublishOption
+		want error
+	}{
+		{"right bytes", nil, nil},
+		{"wrong tail", []fakeregistry.PublishOption{fakeregistry.WithIntegrity(sriOf(append(data[:len(data)-1:len(data)-1], data[len(data)-1]^1)))}, ErrIntegrity},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Config{})
+			e.reg.Publish("p", "1.0.0", data, tc.opt...)
+			d, err := e.c.Tarball(context.Background(), "p", e.version(t, "p", "1.0.0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if _, err := io.ReadFull(d, make([]byte, 10)); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Verify(); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("Verify after 10 of %d bytes = %v, want %v", len(data), err, tc.want)
+			}
+		})
+	}
+}
+
+func sriOf(b []byte) string {
+	s := sha512.Sum512(b)
+	return "sha512-" + base64.StdEncoding.EncodeToString(s[:])
+}
+
+// TestDownloadFailuresMidStream: a body cut short is the registry's
+// outage (retried), not bad bytes; a body without Content-Length that
+// runs past MaxTarballBytes is ErrTooLarge when it passes the cap; the
+// caller giving up mid-body is its own context's error. Each failure
+// sticks: Verify returns it too.
+func TestDownloadFailuresMidStream(t *testing.T) {
+	data := bytes.Repeat([]byte{1, 2, 3, 5, 8, 13}, 64<<10) // a download need not be a tarball
+	tests := []struct {
+		mode  fakeregistry.Mode
+		cfg   Config
+		check func(t *testing.T, err error)
+	}{
+		{fakeregistry.Cut, Config{}, isUnavailable(0, 30*time.Second, "closed before the answer was complete")},
+		{fakeregistry.Chunked, Config{MaxTarballBytes: int64(len(data)) - 1}, func(t *testing.T, err error) { isA(t, err, ErrTooLarge) }},
+		{fakeregistry.Stall, Config{}, func(t *testing.T, err error) { isA(t, err, context.Canceled) }},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			h := fakeregistry.NewTarballHost(t, data, tc.mode)
+			e, v := hostEnv(t, data, h, tc.cfg)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			d, err := e.c.Tarball(ctx, "p", v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			if tc.mode == fakeregistry.Stall {
+				go func() { <-h.Sent(); cancel() }()
+			}
+			got, err := io.ReadAll(d)
+			if err == nil {
+				t.Fatalf("read %d of %d bytes without an error", len(got), len(data))
+			}
+			tc.check(t, err)
+			if verr := d.Verify(); verr != err {
+				t.Errorf("Verify = %v, want the read's failure %v", verr, err)
+			}
+		})
+	}
+	t.Run("chunked within the cap", func(t *testing.T) {
+		e, v := hostEnv(t, data, fakeregistry.NewTarballHost(t, data, fakeregistry.Chunked), Config{MaxTarballBytes: int64(len(data))})
+		got, err := fetchAll(context.Background(), e.c, "p", v)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("fetchAll = %d bytes, %v; want the %d bytes", len(got), err, len(data))
+		}
+	})
 }

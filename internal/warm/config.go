@@ -17,16 +17,17 @@ type Config struct {
 	// queue. Memory is bounded by MaxInflightBytes, not by this.
 	Workers int
 	// MaxInflightBytes bounds the memory of the ingests this process runs
-	// at once. Each warm job, once its tarball is downloaded, takes
-	// unpackRatio (4) times the tarball's size from this budget until its
-	// fill (ingest and index build) ends: an ingest holds the tarball and
-	// a batch of bodies, and the index build reads the version's bodies.
-	// A version larger than the budget runs alone. Default 256 MiB: on the
-	// bench/warm lockfile (8 workers) peak RSS was 3.4 GB with no budget,
-	// 3.2 GB with 1 GiB and 1.3 GB with 256 MiB, at the same speed (the
-	// work is CPU-bound on 2 cores either way). The registry's abbreviated
-	// packuments often omit dist.unpackedSize, so the downloaded size is
-	// what is weighed.
+	// at once. Each warm job, before its tarball's body is read, takes
+	// the version's declared dist.unpackedSize, or else unpackRatio (4)
+	// times the tarball's Content-Length (the whole budget when neither
+	// is known), until its fill (ingest and index build) ends: an ingest
+	// holds a batch of bodies being read and one being written (the
+	// tarball streams through it), and the index build reads the
+	// version's bodies. A version larger than the budget runs alone.
+	// Default 256 MiB: on the bench/warm lockfile (8 workers) peak RSS was
+	// 3.4 GB with no budget, 3.2 GB with 1 GiB and 1.3 GB with 256 MiB, at
+	// the same speed (the work is CPU-bound on 2 cores either way), when
+	// each ingest still held its whole tarball.
 	MaxInflightBytes int64
 	// MaxAttempts is how many times a job runs before it is reported
 	// failed. A snooze on 429/503 does not count as an attempt. Default 5.

@@ -23,7 +23,8 @@ type JobTiming struct {
 	// Metadata is spent reading packuments (resolution and the fetch
 	// link's dist lookup).
 	Metadata time.Duration `json:"metadata"`
-	// Download is spent fetching and verifying the tarball.
+	// Download is spent waiting for the tarball's answer; its body streams
+	// into the ingest, and reading and verifying it is counted there.
 	Download time.Duration `json:"download"`
 	// Store is spent in PutBlobs and CommitVersion.
 	Store time.Duration `json:"store"`
@@ -60,7 +61,8 @@ type timer struct {
 	mu sync.Mutex
 	t  JobTiming
 
-	// The job's share of Config.MaxInflightBytes, taken after download.
+	// The job's share of Config.MaxInflightBytes, taken before the
+	// tarball's body is read.
 	budget *semaphore.Weighted
 	max    int64
 	held   int64
@@ -74,11 +76,11 @@ type timer struct {
 // into 1.2 GiB (3.3 times); 4 leaves a margin.
 const unpackRatio = 4
 
-// takeBudget takes n bytes' worth (times unpackRatio, at most the whole
-// budget) from the job's budget, waiting while other jobs hold it, until
-// the job ends (releaseBudget). A job takes it once; outside a warm job it
-// does nothing.
-func takeBudget(ctx context.Context, n int64) error {
+// takeBudget takes n bytes times ratio (the whole budget at most, or when
+// n is unknown, negative) from the job's budget, waiting while other jobs
+// hold it, until the job ends (releaseBudget). A job takes it once;
+// outside a warm job it does nothing.
+func takeBudget(ctx context.Context, n, ratio int64) error {
 	t, ok := ctx.Value(timerKey{}).(*timer)
 	if !ok || t.budget == nil {
 		return nil
@@ -89,7 +91,10 @@ func takeBudget(ctx context.Context, n int64) error {
 	if taken {
 		return nil
 	}
-	w := min(max(n*unpackRatio, 1), t.max)
+	w := t.max
+	if n >= 0 {
+		w = min(max(n*ratio, 1), t.max)
+	}
 	start := time.Now()
 	if err := t.budget.Acquire(ctx, w); err != nil {
 		return fmt.Errorf("waiting for max-inflight-bytes: %w", err)
@@ -138,7 +143,7 @@ func (t *timer) snapshot() JobTiming {
 
 // TimeRegistry wraps the fill chain's registry so that warm jobs record
 // the time spent on packuments and tarballs, and weigh each downloaded
-// tarball against Config.MaxInflightBytes before it is ingested. Calls
+// version against Config.MaxInflightBytes before it is ingested. Calls
 // from outside a warm job (the mirror's own misses) pass through.
 func TimeRegistry(r fill.Registry) fill.Registry { return timedRegistry{r} }
 
@@ -158,20 +163,40 @@ func (r timedRegistry) PackumentListing(ctx context.Context, name, version strin
 	return p, err
 }
 
-func (r timedRegistry) Tarball(ctx context.Context, name string, v upstream.PackumentVersion) ([]byte, error) {
+func (r timedRegistry) Version(ctx context.Context, name, version string) (upstream.PackumentVersion, error) {
 	start := time.Now()
-	b, err := r.Registry.Tarball(ctx, name, v)
+	v, err := r.Registry.Version(ctx, name, version)
+	record(ctx, func(t *JobTiming) { t.Metadata += time.Since(start) })
+	return v, err
+}
+
+// Tarball weighs the version against the job's budget before its body
+// streams into the ingest: by dist.unpackedSize before the request when
+// the registry declares it (so no connection idles while the job waits),
+// else by the answer's Content-Length (times unpackRatio), else the whole
+// budget.
+func (r timedRegistry) Tarball(ctx context.Context, name string, v upstream.PackumentVersion) (*upstream.Download, error) {
+	if v.Dist.UnpackedSize > 0 {
+		if err := takeBudget(ctx, v.Dist.UnpackedSize, 1); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	d, err := r.Registry.Tarball(ctx, name, v)
 	record(ctx, func(t *JobTiming) {
 		t.Download += time.Since(start)
-		t.DownloadBytes += int64(len(b))
+		if d != nil {
+			t.DownloadBytes += max(d.Size(), 0)
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := takeBudget(ctx, int64(len(b))); err != nil {
+	if err := takeBudget(ctx, d.Size(), unpackRatio); err != nil {
+		d.Close()
 		return nil, err
 	}
-	return b, nil
+	return d, nil
 }
 
 // TimeStore wraps the store the fill chain writes to so that warm jobs
