@@ -333,8 +333,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.BreakerFailures, "breaker-failures", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
 	b.Dur(&c.BreakerCooldown, "breaker-cooldown", "how long an open circuit breaker refuses requests before one probe")
 	b.Dur(&c.PackumentRefetch, "packument-refetch", "how often a cached packument lacking a requested exact version is fetched again early")
-	b.Dur(&c.UpstreamTimeout, "upstream-timeout", "time for one packument request")
-	b.Dur(&c.TarballTimeout, "tarball-timeout", "time for one tarball download")
+	b.Dur(&c.UpstreamTimeout, "upstream-timeout", "time for one packument or version-manifest request")
+	b.Dur(&c.TarballTimeout, "tarball-timeout", "time for one tarball download, which the ingest reads as it arrives")
 	b.Bytes(&c.MaxTarballBytes, "max-tarball-bytes", "largest compressed tarball")
 	b.List(&c.AllowedTarballHosts, "allowed-tarball-hosts", "comma-separated hosts besides the registry's that dist.tarball may name")
 

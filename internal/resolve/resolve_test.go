@@ -142,3 +142,35 @@ func TestStoreFailureIsNotAMiss(t *testing.T) {
 		t.Errorf("%d packument requests after a store failure, want 0", n)
 	}
 }
+
+// TestColdExactVersionReadsItsManifest: an exact version the store does
+// not hold resolves from its manifest, without the packument (21 MB for
+// next); a registry that does not serve the version endpoint is read from
+// the packument; a range reads the packument as before; a missing version
+// is still "not published".
+func TestColdExactVersionReadsItsManifest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "@s/p", "1.0.0")
+	e.publish(t, "@s/p", "1.1.0")
+	if v, err := e.resolve(t, "@s/p", "1.0.0"); err != nil || v != "1.0.0" {
+		t.Fatalf("Resolve(1.0.0) = %q, %v", v, err)
+	}
+	if m, p := e.reg.VersionRequests("@s/p", "1.0.0"), e.reg.PackumentRequests("@s/p"); m != 1 || p != 0 {
+		t.Errorf("%d manifest and %d packument requests, want 1 and 0", m, p)
+	}
+	e.reg.RefuseVersions(405)
+	if v, err := e.resolve(t, "@s/p", "1.1.0"); err != nil || v != "1.1.0" {
+		t.Fatalf("Resolve(1.1.0) without the version endpoint = %q, %v", v, err)
+	}
+	if p := e.reg.PackumentRequests("@s/p"); p != 1 {
+		t.Errorf("%d packument requests without the version endpoint, want 1", p)
+	}
+	e.reg.RefuseVersions(0)
+	if v, err := e.resolve(t, "@s/p", "^1.0.0"); err != nil || v != "1.1.0" {
+		t.Errorf("Resolve(^1.0.0) = %q, %v; want 1.1.0", v, err)
+	}
+	if _, err := e.resolve(t, "@s/p", "2.0.0"); !errors.Is(err, semver.ErrNoMatch) {
+		t.Errorf("Resolve(2.0.0) = %v, want semver.ErrNoMatch", err)
+	}
+}

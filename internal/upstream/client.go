@@ -26,14 +26,17 @@ type Config struct {
 	// its TTL, because it lacks a version a caller asked for by exact
 	// version (see PackumentListing). Default 10 s.
 	MinRefetchInterval time.Duration
-	// RequestTimeout bounds one packument request, body included.
+	// RequestTimeout bounds one packument or version-manifest request,
+	// body included.
 	RequestTimeout time.Duration
-	// TarballTimeout bounds one whole tarball download. 4 minutes leaves a
-	// minute of the mirror's 5-minute fill-timeout for the packument, the
-	// ingest and the commit (a 256 MiB tarball at 2 MB/s takes about 2).
+	// TarballTimeout bounds one whole tarball download, from the request
+	// to the Download's Close. The ingest reads the body as it arrives, so
+	// this bounds its pace too. 4 minutes leaves a minute of the mirror's
+	// 5-minute fill-timeout for the packument and the commit (a 256 MiB
+	// tarball at 2 MB/s takes about 2).
 	TarballTimeout time.Duration
-	// MaxPackumentBytes caps a packument body, after any transport
-	// decompression. Abbreviated packuments of packages that publish
+	// MaxPackumentBytes caps a packument body (and a version manifest's),
+	// after any transport decompression. Abbreviated packuments of packages that publish
 	// nightlies are large: typescript's measured 10 MB (3478 versions),
 	// @types/node's 9 MB; 64 MiB leaves room for six times that.
 	MaxPackumentBytes int64
