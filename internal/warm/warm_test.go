@@ -196,8 +196,10 @@ func TestSnoozeOn429(t *testing.T) {
 	if job.Attempt != 1 {
 		t.Errorf("job finished on attempt %d, want 1: a snooze spends no attempt", job.Attempt)
 	}
-	if got := reg.PackumentRequests("busy"); got != 2 {
-		t.Errorf("packument requested %d times, want 2 (the 429, then the retry)", got)
+	// An exact version's metadata is its manifest (the packument only
+	// where the registry does not serve it).
+	if got := reg.VersionRequests("busy", "1.0.0") + reg.PackumentRequests("busy"); got != 2 {
+		t.Errorf("version metadata requested %d times, want 2 (the 429, then the retry)", got)
 	}
 }
 
