@@ -33,6 +33,29 @@ type DiffResult struct {
 	// Files are the changed files whose text starts on this page, in
 	// npm diff's order.
 	Files []DiffFile `json:"files"`
+	// TotalFiles counts the changed files of the whole diff (after
+	// include and exclude), the same on every page: each is in the Files
+	// or Unprinted of exactly one page. Known from the two file lists
+	// alone; the whole diff's line counts are not (they take every body).
+	TotalFiles int `json:"totalFiles"`
+	// TotalByStatus splits TotalFiles by status (added, deleted,
+	// modified); a status no file has is left out.
+	TotalByStatus map[string]int `json:"totalByStatus,omitempty"`
+	// FirstFile and LastFile are the numbers (1-based, npm diff's order,
+	// out of TotalFiles) of the first and last file this page shows part
+	// of; 0 on a page that shows none.
+	FirstFile int `json:"firstFile,omitempty"`
+	LastFile  int `json:"lastFile,omitempty"`
+	// Continues is the file this page starts inside: its header, first
+	// lines and entry in Files are on an earlier page.
+	Continues *DiffFile `json:"continues,omitempty"`
+	// GoesOn says the page ends inside its last file, whose text goes on
+	// on the next page (which Continues it).
+	GoesOn bool `json:"goesOn,omitempty"`
+	// Unprinted are changed files npm diff prints nothing for: their
+	// bytes differ, but only in bytes that are not UTF-8 and decode to
+	// the same text.
+	Unprinted []string `json:"unprinted,omitempty"`
 	// Notes are hints, one line each: an include or exclude that
 	// selected no file of either version.
 	Notes []string `json:"notes,omitempty"`
@@ -162,14 +185,32 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		NameOnly: r.NameOnly, Context: ctxLines, IgnoreAllSpace: r.IgnoreAllSpace,
 		NoPrefix: r.NoPrefix, SrcPrefix: r.SrcPrefix, DstPrefix: r.DstPrefix, Text: r.Text, MaxWork: s.lim.DiffMaxWork,
 	}
-	res := &DiffResult{PackageName: r.PackageName, From: oldV.Version, To: newV.Version, Files: []DiffFile{}}
+	res := &DiffResult{PackageName: r.PackageName, From: oldV.Version, To: newV.Version, Files: []DiffFile{},
+		TotalFiles: len(changes), TotalByStatus: countStatuses(changes)}
 	if len(changes) == 0 && len(r.Include)+len(r.Exclude) > 0 {
 		res.Notes = diffFilterNote(oldV.Files, newV.Files, keep)
 	}
-	// The header and a next request are reserved before any text; room is
-	// what an empty page holds.
-	budget.Reserve(Cost(res) + 2*Cost(r) + 256)
+	// The header (its page fields at their widest) and a next request are
+	// reserved before any text; room is what an empty page holds.
+	widest := *res
+	widest.FirstFile, widest.LastFile, widest.GoesOn = len(changes), len(changes), true
+	budget.Reserve(Cost(widest) + 2*Cost(r) + 256)
 	room := budget.Left()
+	// shown records that file i has a part on this page.
+	shown := func(i int) {
+		if res.FirstFile == 0 {
+			res.FirstFile = i + 1
+		}
+		res.LastFile = i + 1
+	}
+	cutAt := func(c diffCursor, by string) {
+		res.Truncated, res.TruncatedBy = true, by
+		next := r
+		next.Version, next.From, next.To = "", oldV.Version, newV.Version
+		next.Cursor = c.String()
+		res.Next = &next
+		res.GoesOn = c.offset+c.inline > 0 && res.LastFile == c.file+1
+	}
 	p := diffPager{first: cur.file == 0 && cur.offset == 0 && cur.inline == 0}
 	i, off, inl := cur.file, cur.offset, cur.inline
 	// work is the line-diff steps this page spent: once it passes
@@ -179,11 +220,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	work := 0
 	for ; i < len(changes); i, off, inl = i+1, 0, 0 {
 		if work >= s.lim.DiffPageWork && budget.items > 0 {
-			res.Truncated, res.TruncatedBy = true, TruncDiffWork
-			next := r
-			next.Version, next.From, next.To = "", oldV.Version, newV.Version
-			next.Cursor = diffCursor{i, 0, 0}.String()
-			res.Next = &next
+			cutAt(diffCursor{i, 0, 0}, TruncDiffWork)
 			break
 		}
 		fd, err := s.renderChange(ctx, pkgs, oldV, newV, changes[i], opts)
@@ -194,9 +231,31 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		if off > len(fd.Text) || (inl > 0 && off == len(fd.Text)) {
 			return nil, errDiffCursor
 		}
+		if fd.Text == "" {
+			// npm prints nothing for it; listed so that the pages' files
+			// add up to TotalFiles.
+			cost := StringCost(fd.Path) + 1
+			if len(res.Unprinted) == 0 {
+				cost += len(`,"unprinted":[]`)
+			}
+			if !budget.Take(cost) {
+				cutAt(diffCursor{i, 0, 0}, TruncMaxBytes)
+				break
+			}
+			res.Unprinted = append(res.Unprinted, fd.Path)
+			shown(i)
+			continue
+		}
 		text := fd.Text[off:]
 		if text == "" {
 			continue
+		}
+		if off > 0 || inl > 0 {
+			// The page starts inside this file: it is named, and room is
+			// what is left beside its name.
+			res.Continues = diffFileOf(fd, r.NameOnly)
+			budget.Reserve(Cost(res.Continues) + len(`"continues":`))
+			room = budget.Left()
 		}
 		// The items are lines; a file's entry in Files is charged with
 		// its first line. Budget.Take always takes a page's first item,
@@ -232,6 +291,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 				if take == 0 && entry != nil {
 					res.Files = append(res.Files, *entry)
 				}
+				shown(i)
 				p.raw.WriteString(line)
 				entryCost, take = 0, end
 				continue
@@ -263,6 +323,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			if take == 0 && entry != nil {
 				res.Files = append(res.Files, *entry)
 			}
+			shown(i)
 			entryCost = 0
 			p.flush(false)
 			p.out.WriteString(printed[inl : inl+n])
@@ -276,11 +337,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			}
 		}
 		if take < len(text) {
-			res.Truncated, res.TruncatedBy = true, TruncMaxBytes
-			next := r
-			next.Version, next.From, next.To = "", oldV.Version, newV.Version
-			next.Cursor = diffCursor{i, off + take, cut}.String()
-			res.Next = &next
+			cutAt(diffCursor{i, off + take, cut}, TruncMaxBytes)
 			break
 		}
 	}
@@ -338,6 +395,18 @@ func fitJSON(s string, n int) int {
 		i += size
 	}
 	return len(s)
+}
+
+// countStatuses is TotalByStatus: how many changes have each status.
+func countStatuses(changes []diff.Change) map[string]int {
+	if len(changes) == 0 {
+		return nil
+	}
+	n := map[string]int{}
+	for _, c := range changes {
+		n[string(c.Status)]++
+	}
+	return n
 }
 
 // TruncDiffWork: a diff page ended at a file boundary because its line

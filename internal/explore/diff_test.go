@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,17 +129,25 @@ func TestDiffReadsOnlyChangedBodies(t *testing.T) {
 	}
 }
 
+// fixtureWhole is the fixture's service, its V1 → V2 diff request and
+// that diff whole, on one page.
+func fixtureWhole(t *testing.T) (*Service, Request, *DiffResult) {
+	t.Helper()
+	s, _ := fixtureService(t)
+	req := Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2}
+	whole, err := s.Diff(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, req, whole
+}
+
 // TestDiffPagesCoverEverythingOnce: at the smallest page, following next
 // visits every changed file exactly once and the texts add up.
 func TestDiffPagesCoverEverythingOnce(t *testing.T) {
 	t.Parallel()
-	s, _ := fixtureService(t)
+	s, req, whole := fixtureWhole(t)
 	ctx := t.Context()
-	req := Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2}
-	whole, err := s.Diff(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	req.MaxBytes = MinAnswerBytes
 	var text strings.Builder
 	var paths []string
@@ -445,5 +456,105 @@ func TestDiffPageEndsAfterItsWork(t *testing.T) {
 	}
 	if len(paths) != files || pages != files/3 {
 		t.Errorf("%d pages list %d files %q, want each of %d once on %d pages", pages, len(paths), paths, files, files/3)
+	}
+}
+
+// TestDiffPagesSayWhereTheyAre: every page gives the whole diff's totals,
+// the same on each, and the files the pages list (Files and Unprinted)
+// add up to them; a page that starts inside a file names it (Continues,
+// after a page that GoesOn), and the file numbers run on from page to
+// page. Before, a page's count of its own files read like the whole
+// diff's, and a page inside a file showed hunks under no file header.
+func TestDiffPagesSayWhereTheyAre(t *testing.T) {
+	t.Parallel()
+	s, req, whole := fixtureWhole(t)
+	ctx := t.Context()
+	byStatus := map[string]int{}
+	for _, f := range whole.Files {
+		byStatus[f.Status]++
+	}
+	if whole.Truncated || whole.Continues != nil || whole.GoesOn || whole.FirstFile != 1 || whole.LastFile != whole.TotalFiles {
+		t.Fatalf("whole diff: truncated %v, continues %v, goesOn %v, files %d–%d of %d", whole.Truncated, whole.Continues, whole.GoesOn, whole.FirstFile, whole.LastFile, whole.TotalFiles)
+	}
+	// invalid-utf8.txt's bytes differ only where they are not UTF-8:
+	// npm prints nothing for it, and the answer says so.
+	if !slices.Equal(whole.Unprinted, []string{"invalid-utf8.txt"}) {
+		t.Fatalf("unprinted %q, want invalid-utf8.txt", whole.Unprinted)
+	}
+	byStatus["modified"]++
+	if len(whole.Files)+len(whole.Unprinted) != whole.TotalFiles || !maps.Equal(byStatus, whole.TotalByStatus) {
+		t.Fatalf("whole diff: %d files + %d unprinted, total %d; statuses %v, totalByStatus %v",
+			len(whole.Files), len(whole.Unprinted), whole.TotalFiles, byStatus, whole.TotalByStatus)
+	}
+
+	for _, nameOnly := range []bool{false, true} {
+		req := req
+		req.NameOnly, req.MaxBytes = nameOnly, MinAnswerBytes
+		listed, pages, continued := 0, 0, 0
+		var prev *DiffResult
+		for {
+			res, err := s.Diff(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			data, _ := json.Marshal(res)
+			if len(data) > req.MaxBytes {
+				t.Errorf("page %d (cursor %q): %d bytes of JSON, over %d", pages, req.Cursor, len(data), req.MaxBytes)
+			}
+			if res.TotalFiles != whole.TotalFiles || !maps.Equal(res.TotalByStatus, whole.TotalByStatus) {
+				t.Errorf("page %d: totals %d %v, want the whole diff's %d %v", pages, res.TotalFiles, res.TotalByStatus, whole.TotalFiles, whole.TotalByStatus)
+			}
+			listed += len(res.Files) + len(res.Unprinted)
+			want := 1
+			if prev != nil {
+				want = prev.LastFile + 1
+				if prev.GoesOn {
+					want = prev.LastFile
+				}
+			}
+			if res.FirstFile != want {
+				t.Errorf("page %d: first file %d, want %d", pages, res.FirstFile, want)
+			}
+			starts := len(res.Files) + len(res.Unprinted)
+			if res.Continues != nil {
+				starts++
+			}
+			if res.LastFile-res.FirstFile+1 != starts {
+				t.Errorf("page %d: files %d–%d, but %d files start or continue on it", pages, res.FirstFile, res.LastFile, starts)
+			}
+			switch onPrev := prev != nil && prev.GoesOn; {
+			case onPrev && res.Continues == nil:
+				t.Errorf("page %d starts inside a file (cursor %q) and names none", pages, req.Cursor)
+			case onPrev:
+				continued++
+				// The file continued is the previous page's last.
+				last := prev.Continues
+				if n := len(prev.Files); n > 0 {
+					last = &prev.Files[n-1]
+				}
+				if !reflect.DeepEqual(res.Continues, last) {
+					t.Errorf("page %d continues %+v, want the previous page's last file %+v", pages, res.Continues, last)
+				}
+			case res.Continues != nil:
+				t.Errorf("page %d continues %q after a page that ended with its file", pages, res.Continues.Path)
+			}
+			if res.Next == nil {
+				if res.LastFile != whole.TotalFiles || res.GoesOn {
+					t.Errorf("last page: files up to %d of %d, goesOn %v", res.LastFile, whole.TotalFiles, res.GoesOn)
+				}
+				break
+			}
+			if pages > 100 {
+				t.Fatal("paging does not end")
+			}
+			prev, req = res, *res.Next
+		}
+		if listed != whole.TotalFiles {
+			t.Errorf("nameOnly %v: the pages list %d files, the totals say %d", nameOnly, listed, whole.TotalFiles)
+		}
+		if !nameOnly && (pages < 4 || continued == 0) {
+			t.Errorf("%d pages, %d starting inside a file: the fixture no longer exercises this", pages, continued)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
@@ -198,36 +199,134 @@ func withNote(s, note string) string {
 	return s + " " + note
 }
 
-// renderDiff prints a diff page as npm diff does, under a line that says
-// which versions were compared and how much changed on the page, and over
-// the request that continues a cut page.
-func renderDiff(r *explore.DiffResult, note string) string {
+// renderDiff prints a diff page as npm diff does (nameOnly: each path
+// after its status), under a line that says which versions were compared,
+// how many files changed in all and which of them this page shows, and
+// over the request that continues a cut page.
+func renderDiff(r *explore.DiffResult, note string, nameOnly bool) string {
 	var b strings.Builder
-	added, removed := 0, 0
-	for _, f := range r.Files {
-		if f.Added != nil {
-			added += *f.Added
-			removed += *f.Removed
-		}
-	}
-	fmt.Fprintf(&b, "%s: %s changed", title(r.PackageName, r.From+" → "+r.To), plural(len(r.Files), "file"))
-	if added+removed > 0 {
-		fmt.Fprintf(&b, " (+%d -%d lines)", added, removed)
-	}
-	if r.Truncated {
-		b.WriteString(" on this page")
-	}
+	b.WriteString(title(r.PackageName, r.From+" → "+r.To) + ": " + diffHead(r, nameOnly))
 	b.WriteString(withNote("", note))
 	for _, n := range r.Notes {
 		b.WriteString("\n[note: " + n + "]")
 	}
+	for _, f := range slices.Concat(diffContinued(r), r.Files) {
+		if f.Note != "" {
+			b.WriteString("\n[note: " + f.Path + ": " + f.Note + "]")
+		}
+	}
+	if len(r.Unprinted) > 0 {
+		fmt.Fprintf(&b, "\n[note: npm diff prints nothing for %s, whose bytes differ only where they are not UTF-8 and decode alike: %s]",
+			plural(len(r.Unprinted), "file"), strings.Join(r.Unprinted, ", "))
+	}
 	b.WriteByte('\n')
-	b.WriteString(r.Diff)
+	if nameOnly && r.Continues == nil && !r.GoesOn {
+		for _, f := range r.Files {
+			fmt.Fprintf(&b, "%-8s %s\n", f.Status, f.Path)
+		}
+	} else {
+		b.WriteString(r.Diff)
+	}
 	if r.Next != nil {
 		next, _ := json.Marshal(r.Next)
 		fmt.Fprintf(&b, "\n[the diff goes on (cut by %s): call again with %s]", r.TruncatedBy, next)
 	}
 	return b.String()
+}
+
+// diffContinued is the file a page continues, if any.
+func diffContinued(r *explore.DiffResult) []explore.DiffFile {
+	if r.Continues == nil {
+		return nil
+	}
+	return []explore.DiffFile{*r.Continues}
+}
+
+// diffHead says how much changed: "19 files changed (2 added, 17
+// modified), +397 -97 lines" for a diff on one page; for a page of a
+// longer one the totals "in all" (the same on every page), then which
+// files this page shows, which it continues or cuts, and whether it is
+// the last, so that no page's count reads as the whole diff's.
+func diffHead(r *explore.DiffResult, nameOnly bool) string {
+	var b strings.Builder
+	b.WriteString(plural(r.TotalFiles, "file") + " changed")
+	whole := !r.Truncated && r.Continues == nil && (r.FirstFile == 1 || r.TotalFiles == 0)
+	if !whole {
+		b.WriteString(" in all")
+	}
+	var counts []string
+	for _, st := range []string{"added", "deleted", "modified"} {
+		if n := r.TotalByStatus[st]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	if len(counts) > 0 {
+		b.WriteString(" (" + strings.Join(counts, ", ") + ")")
+	}
+	lines := diffLines(r.Files)
+	if whole {
+		if lines != "" {
+			b.WriteString(", " + lines)
+		}
+		return b.String()
+	}
+	b.WriteString("; this page: ")
+	first, starting := r.FirstFile, r.LastFile-r.FirstFile+1
+	if r.FirstFile == 0 {
+		starting = 0
+	}
+	var parts []string
+	if c := r.Continues; c != nil {
+		what := "the rest of"
+		if r.GoesOn && starting == 1 {
+			what = "more of"
+		}
+		parts = append(parts, fmt.Sprintf("%s file %d, %s", what, first, c.Path))
+		first, starting = first+1, starting-1
+	}
+	switch {
+	case starting == 1:
+		parts = append(parts, fmt.Sprintf("file %d", first))
+	case starting > 1:
+		parts = append(parts, fmt.Sprintf("files %d–%d", first, r.LastFile))
+	case r.Continues == nil:
+		parts = append(parts, "no file")
+	}
+	if starting > 0 && lines != "" {
+		parts[len(parts)-1] += " (" + lines + ")"
+	}
+	b.WriteString(strings.Join(parts, ", then "))
+	switch {
+	case !r.Truncated:
+		b.WriteString("; this is the last page")
+	case r.GoesOn && starting > 0:
+		fmt.Fprintf(&b, "; file %d continues on the next page", r.LastFile)
+	case r.GoesOn:
+		b.WriteString(", continued on the next page")
+	}
+	if r.Truncated && r.FirstFile <= 1 && r.Continues == nil {
+		// The first page says how to see less.
+		b.WriteString("; to see less, narrow it with include/exclude")
+		if !nameOnly {
+			b.WriteString(" or list its files with nameOnly")
+		}
+	}
+	return b.String()
+}
+
+// diffLines is the "+" and "-" lines of files, "" when none is known.
+func diffLines(files []explore.DiffFile) string {
+	added, removed := 0, 0
+	for _, f := range files {
+		if f.Added != nil {
+			added += *f.Added
+			removed += *f.Removed
+		}
+	}
+	if added+removed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("+%d -%d lines", added, removed)
 }
 
 // renderProjectList is a package's list text over a project's tree, then

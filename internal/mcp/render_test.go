@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
@@ -65,22 +64,63 @@ func TestFromSource(t *testing.T) {
 	}
 }
 
+// TestRenderDiff: a diff on one page says how much changed; a page of a
+// longer diff says the totals "in all", which files it shows (naming the
+// one it starts inside) and whether it is the last, so that no page's
+// count reads as the whole diff's; nameOnly prints each path's status.
 func TestRenderDiff(t *testing.T) {
-	two, one := 2, 1
+	n := func(v int) *int { return &v }
+	x := explore.DiffFile{Path: "x.js", Status: "modified", Added: n(2), Removed: n(1)}
 	r := &explore.DiffResult{
 		PackageName: "pkg", From: "1.0.0", To: "1.1.0",
-		Diff:  "diff --git a/x.js b/x.js\nindex v1.0.0..v1.1.0 100644\n",
-		Files: []explore.DiffFile{{Path: "x.js", Status: "modified", Added: &two, Removed: &one}},
+		Diff:       "diff --git a/x.js b/x.js\nindex v1.0.0..v1.1.0 100644\n",
+		Files:      []explore.DiffFile{x},
+		TotalFiles: 1, TotalByStatus: map[string]int{"modified": 1}, FirstFile: 1, LastFile: 1,
 	}
-	got := renderDiff(r, "")
-	if want := "pkg@1.0.0 → 1.1.0: 1 file changed (+2 -1 lines)\n" + r.Diff; got != want {
-		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	if got, want := renderDiff(r, "", false), "pkg@1.0.0 → 1.1.0: 1 file changed (1 modified), +2 -1 lines\n"+r.Diff; got != want {
+		t.Errorf("whole diff:\n%s\nwant:\n%s", got, want)
 	}
-	r.Truncated, r.TruncatedBy = true, "maxBytes"
-	r.Next = &explore.Request{Action: "diff", PackageName: "pkg", From: "1.0.0", To: "1.1.0", Cursor: "diff:1:0"}
-	got = renderDiff(r, "")
-	if !strings.Contains(got, "1 file changed (+2 -1 lines) on this page\n") ||
-		!strings.HasSuffix(got, `[the diff goes on (cut by maxBytes): call again with {"action":"diff","packageName":"pkg","from":"1.0.0","to":"1.1.0","cursor":"diff:1:0"}]`) {
-		t.Errorf("truncated:\n%s", got)
+	next := &explore.Request{Action: "diff", PackageName: "pkg", From: "1.0.0", To: "1.1.0", Cursor: "diff:5:120"}
+	const again = `[the diff goes on (cut by maxBytes): call again with {"action":"diff","packageName":"pkg","from":"1.0.0","to":"1.1.0","cursor":"diff:5:120"}]`
+	lib := explore.DiffFile{Path: "lib/types.d.ts", Status: "modified", Added: n(300), Removed: n(40)}
+	added := explore.DiffFile{Path: "new.js", Status: "added", Added: n(7), Removed: n(0)}
+	for _, c := range []struct {
+		name string
+		page explore.DiffResult
+		head string
+	}{
+		{"first page", explore.DiffResult{Files: []explore.DiffFile{x, lib}, FirstFile: 1, LastFile: 2, GoesOn: true, Truncated: true, Next: next},
+			"19 files changed in all (2 added, 17 modified); this page: files 1–2 (+302 -41 lines); file 2 continues on the next page; " +
+				"to see less, narrow it with include/exclude or list its files with nameOnly"},
+		{"inside one file", explore.DiffResult{Continues: &lib, FirstFile: 2, LastFile: 2, GoesOn: true, Truncated: true, Next: next},
+			"19 files changed in all (2 added, 17 modified); this page: more of file 2, lib/types.d.ts, continued on the next page"},
+		{"end of a file, then others", explore.DiffResult{Continues: &lib, Files: []explore.DiffFile{added, x}, FirstFile: 2, LastFile: 4, Truncated: true, Next: next},
+			"19 files changed in all (2 added, 17 modified); this page: the rest of file 2, lib/types.d.ts, then files 3–4 (+9 -1 lines)"},
+		{"last page", explore.DiffResult{Files: []explore.DiffFile{added}, FirstFile: 19, LastFile: 19},
+			"19 files changed in all (2 added, 17 modified); this page: file 19 (+7 -0 lines); this is the last page"},
+	} {
+		p := c.page
+		p.PackageName, p.From, p.To, p.TotalFiles, p.TotalByStatus = "pkg", "1.0.0", "1.1.0", 19, map[string]int{"added": 2, "modified": 17}
+		if p.Truncated {
+			p.TruncatedBy = "maxBytes"
+		}
+		p.Diff = "@@ -1 +1 @@\n-a\n+b\n"
+		got := renderDiff(&p, "", false)
+		want := "pkg@1.0.0 → 1.1.0: " + c.head + "\n" + p.Diff
+		if p.Truncated {
+			want += "\n" + again
+		}
+		if got != want {
+			t.Errorf("%s:\n%s\nwant:\n%s", c.name, got, want)
+		}
+	}
+	names := &explore.DiffResult{PackageName: "pkg", From: "1.0.0", To: "1.1.0", Diff: "x.js\nnew.js\n",
+		Files: []explore.DiffFile{{Path: "x.js", Status: "modified"}, {Path: "new.js", Status: "added"}}, Unprinted: []string{"bytes.bin"},
+		TotalFiles: 3, TotalByStatus: map[string]int{"added": 1, "modified": 2}, FirstFile: 1, LastFile: 3}
+	want := "pkg@1.0.0 → 1.1.0: 3 files changed (1 added, 2 modified)\n" +
+		"[note: npm diff prints nothing for 1 file, whose bytes differ only where they are not UTF-8 and decode alike: bytes.bin]\n" +
+		"modified x.js\nadded    new.js\n"
+	if got := renderDiff(names, "", true); got != want {
+		t.Errorf("nameOnly:\n%s\nwant:\n%s", got, want)
 	}
 }

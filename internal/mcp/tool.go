@@ -220,7 +220,7 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		}
 		return ok(res, fromSource(res.Source, text)), nil
 	case *explore.DiffResult:
-		return ok(res, renderDiff(res, note)), nil
+		return ok(res, renderDiff(res, note, in.NameOnly)), nil
 	case *project.ListAnswer:
 		return ok(res, renderProjectList(res, in.Action)), nil
 	case *project.GrepAnswer:
