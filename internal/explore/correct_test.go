@@ -275,3 +275,31 @@ func TestReadNextUsesTheCorrectedPath(t *testing.T) {
 		t.Errorf("next page = %+v, %v; want line 2 and no note", again, err)
 	}
 }
+
+// TestReadOfALargeFileSaysToGrep: a first read of a file many pages long
+// says so and points at grep over that file, once: not on later pages,
+// nor when the caller chose the lines.
+func TestReadOfALargeFileSaysToGrep(t *testing.T) {
+	files := correctFiles()
+	var big strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&big, "export declare function f%d(x: number): string;\n", i)
+	}
+	files["lib/big.d.ts"] = big.String()
+	svc := newService(t, files)
+	res, err := svc.Read(t.Context(), explore.Request{PackageName: "paged", Path: "lib/big.d.ts"})
+	if err != nil || res.Next == nil {
+		t.Fatalf("read = %+v, %v; want a first page and next", res, err)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], `grep with include: ["lib/big.d.ts"]`) || !strings.Contains(res.Notes[0], "of 20000 lines") {
+		t.Errorf("first page (lines %d-%d of %d, %s) notes %q, want one pointing at grep over the file", res.StartLine, res.EndLine, res.TotalLines, res.TruncatedBy, res.Notes)
+	}
+	again, err := svc.Read(t.Context(), *res.Next)
+	if err != nil || len(again.Notes) != 0 {
+		t.Errorf("second page = notes %q, %v; want no note", again.Notes, err)
+	}
+	chosen, err := svc.Read(t.Context(), explore.Request{PackageName: "paged", Path: "lib/big.d.ts", Limit: 100})
+	if err != nil || len(chosen.Notes) != 0 {
+		t.Errorf("read limit 100 = notes %q, %v; want no note", chosen.Notes, err)
+	}
+}

@@ -162,6 +162,17 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 		next := r
 		next.Path, next.Offset, next.Column = f.Path, end+1, 0 // the corrected path: its note is said once
 		res.Cut(res.TruncatedBy, continued(next, &res.Answer, ""))
+		if shown := end - r.Offset + 1; r.Offset == 1 && r.Limit == 0 && shown > 0 && total-end > 2*shown {
+			// Paging through a big file costs a read per page; a
+			// grep of the file finds the lines worth reading. The
+			// note fits the room ReserveHeader keeps for notes.
+			include := fmt.Sprintf("include: [%q]", f.Path)
+			if len(include) > 200 {
+				include = "include set to this file's path"
+			}
+			res.Note("a large file: %d of %d lines (%d bytes) shown, about %d more reads like this one to the end; to find something in it, grep with %s, then read from the line it names with offset",
+				shown, total, f.Size, (total-end+shown-1)/shown, include)
+		}
 	}
 	return res, nil
 }
