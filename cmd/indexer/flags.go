@@ -62,6 +62,7 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 	b.Dur(&w.RetryMax, "retry-max", "longest delay between retries")
 	b.Dur(&w.MaxSnoozeAge, "max-snooze-age", "how long a job waits out 429/503 without spending attempts")
 	b.Dur(&w.JobTimeout, "job-timeout", "time for one job attempt (must exceed fill-timeout)")
+	b.Dur(&w.RescueMargin, "rescue-margin", "how long past job-timeout a running job is taken for lost (its worker killed) and run again")
 	b.Dur(&w.PollInterval, "poll-interval", "how often idle workers and waiting commands look for news")
 	b.Int(&w.MaxRequestItems, "max-request-items", "most packages in one warm request")
 	b.Dur(&w.RequestRetention, "request-retention", "how long a request's progress is kept")

@@ -186,6 +186,7 @@ func TestUsageErrors(t *testing.T) {
 		{"warm", "x", "--lockfile", "y"},
 		{"warm", "x", "--workers", "0"},
 		{"warm", "x", "--job-timeout", "1m"}, // not above fill-timeout
+		{"warm", "x", "--rescue-margin", "0s"},
 		{"warm", "x", "--no-such-flag", "1"},
 		{"popular", "--top", "0"},
 		{"popular", "refresh", "--from-downloads", "x.tsv"}, // no --date

@@ -49,6 +49,16 @@ type Config struct {
 	// outlast the mirror's fill-timeout, which bounds the fill itself.
 	// Default 6 minutes (fill-timeout's default is 5).
 	JobTimeout time.Duration
+	// RescueMargin is how long past JobTimeout a job still marked running
+	// is taken for lost — its worker killed, or its machine gone — and run
+	// again (River's RescueStuckJobsAfter is JobTimeout + RescueMargin).
+	// River knows a worker died only by its job's age, and looks every 30
+	// seconds, so a killed worker's jobs wait JobTimeout + RescueMargin to
+	// 30 s more. The margin covers an attempt that overran its timeout
+	// (a worker not yet back from a cancelled call, a completion not yet
+	// recorded): a job rescued while it still runs runs twice. Default 1
+	// minute.
+	RescueMargin time.Duration
 	// PollInterval is how often an idle worker looks for jobs that it was
 	// not notified of (SQLite has no notifications; retries and snoozes
 	// come due without one), and how often a waiting `indexer warm`
@@ -75,6 +85,7 @@ func DefaultConfig() Config {
 		RetryMax:         10 * time.Minute,
 		MaxSnoozeAge:     time.Hour,
 		JobTimeout:       6 * time.Minute,
+		RescueMargin:     time.Minute,
 		PollInterval:     time.Second,
 		MaxRequestItems:  20_000,
 		RequestRetention: 7 * 24 * time.Hour,
@@ -99,6 +110,7 @@ func (c Config) Validate() error {
 	positive("retry-max", c.RetryMax > 0)
 	positive("max-snooze-age", c.MaxSnoozeAge > 0)
 	positive("job-timeout", c.JobTimeout > 0)
+	positive("rescue-margin", c.RescueMargin > 0)
 	positive("poll-interval", c.PollInterval > 0)
 	positive("max-request-items", c.MaxRequestItems > 0)
 	positive("request-retention", c.RequestRetention > 0)

@@ -8,7 +8,6 @@ import (
 	"hash/crc64"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -222,9 +221,9 @@ func (q *Queue) riverConfig(pollOnly bool) *river.Config {
 		RetryPolicy: &retryPolicy{base: q.cfg.RetryBase, max: q.cfg.RetryMax},
 		JobTimeout:  q.cfg.JobTimeout,
 		// A job still running this long after it started lost its
-		// worker (killed, or its machine gone): run it again. One
-		// minute past JobTimeout, which River requires it to exceed.
-		RescueStuckJobsAfter: q.cfg.JobTimeout + time.Minute,
+		// worker (killed, or its machine gone): run it again. River
+		// requires it to exceed JobTimeout.
+		RescueStuckJobsAfter: q.cfg.JobTimeout + q.cfg.RescueMargin,
 		FetchPollInterval:    q.cfg.PollInterval,
 		FetchCooldown:        min(river.FetchCooldownDefault, q.cfg.PollInterval),
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(

@@ -76,6 +76,7 @@ func TestConfigValidate(t *testing.T) {
 		"max-attempts":    func(c *Config) { c.MaxAttempts = -1 },
 		"retry-base":      func(c *Config) { c.RetryBase = time.Hour },
 		"poll-interval":   func(c *Config) { c.PollInterval = 0 },
+		"rescue-margin":   func(c *Config) { c.RescueMargin = 0 },
 		"queue":           func(c *Config) { c.Queue = "" },
 		"workers (10000)": func(c *Config) { c.Workers = 20_000 },
 	} {

@@ -215,20 +215,25 @@ func checkWhole(t *testing.T, st store.Reader, name, version string, files map[s
 // TestSIGKILLIndexerWorkerMidJob kills `indexer worker` (SIGKILL) while
 // its warm job writes a 24 MiB version to Postgres, and starts another
 // worker: the job is taken up again and the version is whole. River sees
-// a killed worker's job only by its age: it is rescued
-// RescueStuckJobsAfter (job-timeout + 1 minute) after it started, checked
-// every 30s, so this test sets job-timeout to 15s (a loaded machine needs
-// more than 6s to write and index 24 MiB) and still waits about a minute
-// and a half; with the default job-timeout (6 minutes) a job whose
-// worker died waits 7 to 7.5 minutes.
+// a killed worker's job only by its age: the new worker, once it holds
+// River's leadership (the killed leader's lease lapses 10 to 15 s after
+// the kill, and a follower tries every 5 s), rescues the job if it has
+// been running job-timeout + rescue-margin, looking at once and then
+// every 30 s. This test sets fill-timeout to 10 s (a loaded machine takes
+// more than 5 s to store and index 24 MiB), job-timeout to 12 s and
+// rescue-margin to 1 s, so the job is usually old enough by the time the
+// new worker first looks: it is rescued 10 to 20 s after the kill (at
+// worst 30 s later). With the defaults (6 minutes + 1 minute) a job
+// whose worker died waits 7 to 7.5 minutes.
 func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
-	t.Parallel() // mostly waiting on River's rescuer: overlap it with the other waits
+	t.Parallel() // mostly waiting for River's leadership and rescuer: overlap it with the other waits
 	proxied, direct, proxy := viaProxy(t)
 	reg := fakeregistry.New(t)
 	tgz, files := bigPackage(t, 4, 48, 512<<10)
 	reg.Publish("big", "1.0.0", tgz)
 	env := processEnv(t, reg, "PKGSCOPE_DATABASE_URL="+proxied,
-		"PKGSCOPE_FILL_TIMEOUT=5s", "PKGSCOPE_WRITE_TIMEOUT=6s", "PKGSCOPE_WARM_JOB_TIMEOUT=15s",
+		"PKGSCOPE_FILL_TIMEOUT=10s", "PKGSCOPE_WRITE_TIMEOUT=11s",
+		"PKGSCOPE_WARM_JOB_TIMEOUT=12s", "PKGSCOPE_WARM_RESCUE_MARGIN=1s",
 		"PKGSCOPE_WARM_POLL_INTERVAL=100ms", "PKGSCOPE_WARM_RETRY_BASE=100ms")
 	bin := binary(t, "cmd/indexer")
 	submit := exec.Command(bin, "warm", "--detach", "big@1.0.0")
