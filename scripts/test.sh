@@ -62,4 +62,14 @@ fi
 export PKGSCOPE_TEST_DATABASE_URL="$pg_url" PKGSCOPE_TEST_REDIS_ADDR="$redis_addr"
 npm ci --prefix e2e/mcp-client --no-audit --no-fund --loglevel=error >/dev/null
 go vet ./...
-go test -count=1 -timeout 12m "$@" ./...
+# -vet=off: go vet above ran every default analyzer on every package and
+# its tests, a superset of the few go test would run again on each.
+# Twice as many packages at once as there are cores (-p; go's default is
+# one per core), and the longest packages first: they spend
+# much of their time waiting (on processes they start and kill, River,
+# fault timeouts, Postgres, npm, Chromium), so run other packages beside
+# them instead of leaving a core idle behind a wait or ending the run on
+# one of them alone.
+go test -count=1 -timeout 12m -vet=off -p "$((2 * $(getconf _NPROCESSORS_ONLN)))" "$@" \
+  ./test/reliability/ ./internal/app/ ./internal/warm/ ./internal/diff/ ./internal/mcp/ ./test/topology/ ./internal/index/ \
+  ./...

@@ -3,12 +3,15 @@ package reliability
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +25,18 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The parallel tests here spend most of their time waiting — on a
+	// process's start or kill, River's leadership and rescuer, the store's
+	// QueryTimeout — so run up to parallelTests of them at once rather
+	// than GOMAXPROCS (2 on the CI machine), unless -parallel was given.
+	// Tests that measure this process's heap stay sequential: parallel
+	// tests start only once every sequential test has finished.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	cleanupBinaries()
 	if code == 0 {
@@ -35,6 +50,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// parallelTests is how many parallel tests run at once by default: the
+// SIGKILL, Postgres-fault, stalled-client and index-cost tests.
+const parallelTests = 6
 
 // answerBound is the client deadline every request of this suite runs
 // under: an answer (right, or a clear error) must come before it. It is a

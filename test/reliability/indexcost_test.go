@@ -32,6 +32,7 @@ func sameBodyPackage(t *testing.T, copies int) []byte {
 // body once, and grep still answers for every copy. 1,000 copies keep the
 // test fast and would still make a 128 MiB index before.
 func TestIndexCostFollowsUniqueText(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "indexes")
 	m := newMirror(t, func(c *config.Config) { c.IndexDir = dir })
 	m.reg.Publish("copies", "1.0.0", sameBodyPackage(t, 1000))

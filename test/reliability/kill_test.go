@@ -48,6 +48,7 @@ func processEnv(t testing.TB, reg *fakeregistry.Registry, settings ...string) []
 // version was visible meanwhile, and the same request then ingests it
 // whole.
 func TestSIGKILLMidIngestPostgres(t *testing.T) {
+	t.Parallel()
 	proxied, direct, proxy := viaProxy(t)
 	reg := fakeregistry.New(t)
 	tgz, files := bigPackage(t, 2, 48, 512<<10)
@@ -97,6 +98,7 @@ func TestSIGKILLMidIngestPostgres(t *testing.T) {
 // tarball download is in flight: the restarted process opens the database
 // the killed one left, and the request completes.
 func TestSIGKILLMidFillEmbedded(t *testing.T) {
+	t.Parallel()
 	reg := fakeregistry.New(t)
 	gate := newGate(t, reg)
 	tgz, files := bigPackage(t, 3, 8, 64<<10)
@@ -257,15 +259,23 @@ func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
 		t.Fatalf("the worker wrote less than 12 MiB in 2 minutes (proxy %+v)", proxy.Stats())
 	}
 	worker.sigkill()
+	killed := time.Now()
 	noPartial(t, st, "big", "1.0.0", len(files))
 	if err := proxy.Resume(); err != nil {
 		t.Fatal(err)
 	}
 
 	worker = startProc(t, bin, env, "worker")
+	rescued := worker.waitFor(regexp.MustCompile(`msg="maintenance.JobRescuer: Ran successfully".* num_jobs_retry_scheduled=(\d+)`))
 	done := worker.waitFor(regexp.MustCompile(`msg="warm job done" package=big .*state=(\S+)`))
 	select {
 	case state := <-done:
+		select {
+		case <-rescued:
+		default:
+			t.Errorf("the job ended %q without River's rescuer taking it up", state)
+		}
+		t.Logf("the job ended %s %s after the kill", state, time.Since(killed).Round(time.Second))
 		// done: the rescued attempt filled it; present: an earlier attempt
 		// of the same job did (each is bounded by job-timeout, which a
 		// loaded machine can pass) — either way after the kill, which left

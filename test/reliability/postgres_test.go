@@ -226,6 +226,7 @@ func bigPackage(t *testing.T, seed uint64, n, size int) ([]byte, map[string]stri
 // of the version is visible, and once Postgres is back the same request
 // ingests it whole; blobs written before the cut are not written twice.
 func TestPostgresResetMidIngest(t *testing.T) {
+	t.Parallel()
 	m, proxy, direct := pgMirror(t)
 	tgz, files := bigPackage(t, 1, 48, 512<<10)
 	m.reg.Publish("big", "1.0.0", tgz)

@@ -8,44 +8,51 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
+// commands are the binaries the process tests run, built together (one
+// go build links them in parallel) the first time a test asks for one.
+var commands = []string{"cmd/mirror", "cmd/indexer"}
+
 var (
-	binMu   sync.Mutex
-	binDir  string
-	binErrs = map[string]error{}
+	binMu    sync.Mutex
+	binDir   string
+	binErr   error
+	binBuilt bool
 )
 
-// binary builds the command pkg (e.g. "cmd/mirror") once per run and
-// returns its path.
+// binary returns the path of the command pkg (e.g. "cmd/mirror", one of
+// commands), building all of them once per run.
 func binary(t testing.TB, pkg string) string {
 	t.Helper()
+	if !slices.Contains(commands, pkg) {
+		t.Fatalf("binary(%q): add it to commands", pkg)
+	}
 	binMu.Lock()
 	defer binMu.Unlock()
-	if binDir == "" {
-		dir, err := os.MkdirTemp("", "pkgscope-reliability-")
-		if err != nil {
-			t.Fatal(err)
+	if !binBuilt {
+		binBuilt = true
+		binDir, binErr = os.MkdirTemp("", "pkgscope-reliability-")
+		if binErr == nil {
+			args := []string{"build", "-o", binDir + string(filepath.Separator)}
+			for _, c := range commands {
+				args = append(args, "github.com/pkgscope/pkgscope/"+c)
+			}
+			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+				binErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
 		}
-		binDir = dir
 	}
-	path := filepath.Join(binDir, filepath.Base(pkg))
-	err, built := binErrs[pkg]
-	if !built {
-		out, berr := exec.Command("go", "build", "-o", path, "github.com/pkgscope/pkgscope/"+pkg).CombinedOutput()
-		if berr != nil {
-			err = fmt.Errorf("go build ./%s: %v\n%s", pkg, berr, out)
-		}
-		binErrs[pkg] = err
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return filepath.Join(binDir, filepath.Base(pkg))
 }
 
 func cleanupBinaries() {
