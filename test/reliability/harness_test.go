@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 
 // parallelTests is how many parallel tests run at once by default: the
 // SIGKILL, Postgres-fault, stalled-client and index-cost tests.
-const parallelTests = 6
+const parallelTests = 4
 
 // answerBound is the client deadline every request of this suite runs
 // under: an answer (right, or a clear error) must come before it. It is a

@@ -236,7 +236,11 @@ func TestSIGKILLIndexerWorkerMidJob(t *testing.T) {
 	env := processEnv(t, reg, "PKGSCOPE_DATABASE_URL="+proxied,
 		"PKGSCOPE_FILL_TIMEOUT=10s", "PKGSCOPE_WRITE_TIMEOUT=11s",
 		"PKGSCOPE_WARM_JOB_TIMEOUT=12s", "PKGSCOPE_WARM_RESCUE_MARGIN=1s",
-		"PKGSCOPE_WARM_POLL_INTERVAL=100ms", "PKGSCOPE_WARM_RETRY_BASE=100ms")
+		"PKGSCOPE_WARM_POLL_INTERVAL=100ms", "PKGSCOPE_WARM_RETRY_BASE=100ms",
+		// Each attempt that runs out of fill-timeout on a loaded
+		// machine keeps the bodies it stored, so the next goes further:
+		// attempts enough that load cannot exhaust them.
+		"PKGSCOPE_WARM_MAX_ATTEMPTS=10")
 	bin := binary(t, "cmd/indexer")
 	submit := exec.Command(bin, "warm", "--detach", "big@1.0.0")
 	submit.Env = env
