@@ -42,6 +42,9 @@ var calls = []call{
 	{"mistake: misspelt package", `{"action":"list","packageName":"lucide-reactt"}`, `lucide-react\b`},
 	{"mistake: regexp syntax", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"createLucideIcon("}`, `fixedStrings`},
 	{"mistake: read a folder", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist"}`, `dist/esm/`},
+	{"mistake: glob without **/", `{"action":"glob","packageName":"lucide-react","version":"1.81.0","patterns":["*.d.ts"]}`, `\*\*/\*\.d\.ts`},
+	{"mistake: version that does not exist", `{"action":"list","packageName":"lucide-react","version":"99"}`, `the highest is \d`},
+	{"mistake: grep for a name it does not have", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"UnicornIcon"}`, `caseInsensitive: true`},
 }
 
 func main() {

@@ -49,7 +49,8 @@ func abs(n int) int {
 // those within an edit distance of a third of s's length (at least 2),
 // nearest first, shorter first among equals. A candidate that ends with
 // s's last path segment counts as near ("index.d.ts" finds
-// "dist/index.d.ts"), since a wrong folder is the commonest miss.
+// "dist/index.d.ts"), since a wrong folder is the commonest miss. A
+// candidate given twice is returned once.
 func Strings(s string, cands []string, n int) []string {
 	ls := strings.ToLower(s)
 	bound := max(len(ls)/3, 2)
@@ -82,6 +83,9 @@ func Strings(s string, cands []string, n int) []string {
 	for _, c := range out {
 		if len(names) == n {
 			break
+		}
+		if k := len(names); k > 0 && names[k-1] == c.s {
+			continue // listed twice (the registry's search and the store's names): sorted next to each other
 		}
 		names = append(names, c.s)
 	}

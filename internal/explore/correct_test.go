@@ -86,12 +86,48 @@ func TestCorrections(t *testing.T) {
 	})
 
 	t.Run("unknown package", func(t *testing.T) {
+		if _, err := svc.List(ctx, req("list")); err != nil { // paged is stored: the registry's search and the store both name it
+			t.Fatal(err)
+		}
 		r := req("list")
 		r.PackageName = "pagedd"
 		_, err := svc.List(ctx, r)
 		var nf *explore.NotFoundError
-		if !errors.As(err, &nf) || !strings.Contains(nf.Hint, "paged") || strings.Contains(err.Error(), "http") {
-			t.Errorf("list pagedd = %v, want a 404 naming paged and no URL", err)
+		if !errors.As(err, &nf) || strings.Count(nf.Hint, "paged") != 1 || strings.Contains(err.Error(), "http") {
+			t.Errorf("list pagedd = %v, want a 404 naming paged (once) and no URL", err)
+		}
+	})
+
+	t.Run("glob with no match", func(t *testing.T) {
+		for _, tc := range []struct {
+			patterns []string
+			note     string
+		}{
+			// find's habit: a name pattern meant for any folder.
+			{[]string{"*.d.ts", "!**/esm/**"}, `no path matches: a glob without '/' matches the top level only; ["**/*.d.ts","!**/esm/**"] matches 1 in any folder (e.g. "dist/paged.d.ts")`},
+			{[]string{"lib/**"}, "no path of the 7 files matches; the top level holds README.md, dist/, package.json, package/, src/"},
+		} {
+			r := req("glob")
+			r.Patterns = tc.patterns
+			res, err := svc.Glob(ctx, r)
+			if err != nil || len(res.Entries) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], tc.note) {
+				t.Errorf("glob %q = %+v, %v; want no entry and a note with %q", tc.patterns, res, err, tc.note)
+			}
+		}
+		// Top-level matches, and more below: the answer says so (lucide-react's
+		// "*.d.ts" matches two top-level files, not its main declarations).
+		r := req("glob")
+		r.Patterns = []string{"p*"}
+		want := `2 top-level paths match: a glob without '/' matches the top level only; ["**/p*"] matches 3 in any folder (e.g. "dist/paged.d.ts")`
+		if res, err := svc.Glob(ctx, r); err != nil || len(res.Entries) != 2 || len(res.Notes) != 1 || res.Notes[0] != want {
+			t.Errorf("glob p* = %+v, %v; want package.json, package/ and the note %q", res, err, want)
+		}
+		// All there is, or the top level asked for: no note.
+		for _, p := range []string{"*.md", "*"} {
+			r.Patterns = []string{p}
+			if res, err := svc.Glob(ctx, r); err != nil || len(res.Entries) == 0 || len(res.Notes) != 0 {
+				t.Errorf("glob %s = %+v, %v; want entries and no note", p, res, err)
+			}
 		}
 	})
 

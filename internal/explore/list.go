@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -130,9 +131,62 @@ func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
 			res.TotalBytes += e.Bytes
 		}
 	}
+	if r.Cursor == "" {
+		s.globNote(ctx, res, o.Files, r.Patterns, len(all))
+	}
 	b.ReserveHeader(res.Answer, r)
 	PageEntries(res, all, b, r)
 	return res, nil
+}
+
+// maxTopLevelNamed is how many top-level files and folders a glob that
+// matched nothing names.
+const maxTopLevelNamed = 12
+
+// globNote says what to send instead when patterns match nothing, or
+// less than the agent likely meant. find's and ripgrep's habit is that
+// "*.d.ts" matches in any folder; here (doublestar, as the agent's own
+// glob tools) it is the top level only: lucide-react's "*.d.ts" matches 2
+// top-level files and misses dist/lucide-react.d.ts. When the "**/"
+// patterns match more, the note gives them and their count. A glob that
+// matched nothing otherwise names what the top level holds, to glob or
+// list from there. Its cost is at most a second glob under the same limits
+// (the "**/" patterns compile under s.lim.Glob, or the note is left out).
+func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.File, patterns []string, matched int) {
+	widened := make([]string, len(patterns))
+	changed := false
+	for i, p := range patterns {
+		widened[i] = p
+		// "*" alone asks for the top level (README's example): kept.
+		if !strings.HasPrefix(p, "!") && !strings.Contains(p, "/") && !strings.HasPrefix(p, "**") && strings.Trim(p, "*") != "" {
+			widened[i], changed = "**/"+p, true
+		}
+	}
+	if changed {
+		if m, err := pathglob.Compile(widened, s.lim.Glob); err == nil {
+			if wide, err := pathglob.Select(ctx, m, tree(files, "", -1), func(e Entry) string { return strings.TrimSuffix(e.Path, "/") }); err == nil && len(wide) > matched {
+				w, _ := json.Marshal(widened)
+				what := "no path matches"
+				if matched > 0 {
+					what = fmt.Sprintf("%d top-level paths match", matched)
+				}
+				res.Note("%s: a glob without '/' matches the top level only; %.300s matches %d in any folder (e.g. %q)", what, w, len(wide), wide[0].Path)
+				return
+			}
+		}
+	}
+	if matched > 0 {
+		return
+	}
+	var top []string
+	for _, e := range tree(files, "", 1) {
+		if len(top) == maxTopLevelNamed {
+			top = append(top, "…")
+			break
+		}
+		top = append(top, e.Path)
+	}
+	res.Note("no path of the %d files matches; the top level holds %s: glob or list from there", len(files), strings.Join(top, ", "))
 }
 
 // PageEntries fills res with the entries of all (in byte order of their
