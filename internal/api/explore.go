@@ -25,14 +25,35 @@ func (s *Server) explore(c echo.Context) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// decode reads the body strictly: unknown fields are a 400 that names the
-// field, since a misspelt field would otherwise be silently ignored.
+// decode reads the body strictly: an unknown field is a 400 that names
+// the field meant (explore.UnknownFields, as the MCP tool's), since a
+// misspelt field would otherwise be silently ignored.
 func decode(c echo.Context) (*explore.Request, error) {
 	var req explore.Request
 	if err := decodeStrict(c, &req); err != nil {
+		// The decoder goes on after an unknown field, so req.Action is
+		// known wherever in the body the field was.
+		if name, ok := unknownField(err); ok {
+			return nil, explore.UnknownFields([]string{name}, req.Action)
+		}
 		return nil, err
 	}
 	return &req, nil
+}
+
+// unknownField is the field encoding/json's DisallowUnknownFields refused,
+// from its message (json: unknown field "x"), which decodeStrict wraps.
+func unknownField(err error) (string, bool) {
+	var ie *explore.InputError
+	if !errors.As(err, &ie) {
+		return "", false
+	}
+	_, rest, ok := strings.Cut(ie.Err.Error(), `json: unknown field "`)
+	if !ok {
+		return "", false
+	}
+	name, _, ok := strings.Cut(rest, `"`)
+	return name, ok
 }
 
 // decodeStrict reads one JSON object into v: unknown fields are a 400

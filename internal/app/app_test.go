@@ -292,6 +292,17 @@ func TestErrors(t *testing.T) {
 		{"malformed JSON", `{"action":`, 400, "bad_request", "not valid JSON"},
 		{"unknown field", `{"action":"list","packageName":"ok","pattern":"x","bogus":1}`, 400, "bad_request", `unknown field "bogus"`},
 		{"unknown action", `{"action":"cat","packageName":"ok"}`, 400, "bad_request", "unknown action"},
+		// A field the action does not read, an alias, another engine's
+		// regexp syntax: each a 400 naming the correction (explore.Do).
+		{"grep limit", `{"action":"grep","packageName":"ok","pattern":"x","limit":2}`, 400, "bad_request", "grep takes maxMatches, not limit"},
+		{"grep path", `{"action":"grep","packageName":"ok","pattern":"x","path":"dist/client/components"}`, 400, "bad_request", "grep has no path: use include:['dist/client/components/**']"},
+		{"glob path", `{"action":"glob","packageName":"ok","patterns":"*.d.ts","path":"dist/client/components"}`, 400, "bad_request", "use 'dist/client/components/*.d.ts'"},
+		{"read pattern", `{"action":"read","packageName":"ok","path":"a.js","pattern":"x"}`, 400, "bad_request", "read has no pattern: to find lines, use grep"},
+		{"alias", `{"action":"grep","packageName":"ok","query":"x"}`, 400, "bad_request", `unknown field "query": did you mean pattern?`},
+		{"alias before action", `{"glob":"*.js","action":"grep","packageName":"ok","pattern":"x"}`, 400, "bad_request", `unknown field "glob": did you mean include?`},
+		{"GNU word boundary", `{"action":"grep","packageName":"ok","pattern":"\\<Home\\>"}`, 400, "bad_request", `use \b`},
+		{"look-around", `{"action":"grep","packageName":"ok","pattern":"(?<=use)State"}`, 400, "bad_request", "RE2 has no look-around"},
+		{"backreference", `{"action":"grep","packageName":"ok","pattern":"(a)\\1"}`, 400, "bad_request", "RE2 has no backreferences"},
 		{"bad name", `{"action":"list","packageName":"../etc"}`, 400, "bad_request", "packageName"},
 		{"git spec", `{"action":"list","packageName":"ok","version":"git+ssh://x/y.git"}`, 400, "bad_request", "version"},
 		{"url spec", `{"action":"list","packageName":"ok","version":"https://example.invalid/x.tgz"}`, 400, "bad_request", "version"},

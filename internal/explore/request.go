@@ -10,7 +10,7 @@ import (
 
 // Request is the explore_npm tool's input: one object for every action,
 // the body of POST /v1/explore and the MCP tool's arguments alike. Each
-// action reads the fields it needs and ignores the others. The jsonschema
+// action reads the fields it needs; Do refuses the others (fields.go). The jsonschema
 // tags are the property descriptions a model reads.
 type Request struct {
 	Action      string `json:"action" jsonschema:"What to do: 'list' the files and folders of the package (or of the folder at path); 'glob' the file and folder paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern; 'diff' what changed between versions from and to, as npm diff prints it."`
@@ -101,7 +101,20 @@ type Explorer interface {
 
 // Do runs r's action on ex. The result is a *ListResult (list, glob), a
 // *ReadResult, a *GrepResult or a *DiffResult.
+//
+// A field r's action does not read is an *InputError naming the field to
+// use instead (fields.go), and so is a grep pattern in another engine's
+// syntax that RE2 would read differently (re2.go): never a silently wider
+// or emptier answer.
 func Do(ctx context.Context, ex Explorer, r Request) (any, error) {
+	if err := checkFields(r); err != nil {
+		return nil, err
+	}
+	if r.Action == "grep" && !r.FixedStrings {
+		if err := checkRE2(r.Pattern); err != nil {
+			return nil, err
+		}
+	}
 	if r.Project != "" && r.PackageName == "" {
 		if pe, ok := ex.(projectExplorer); ok {
 			return pe.ExploreProject(ctx, r)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -182,7 +183,8 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	}
 	var note, why string
 	var locked *Default // the project's lock on the package, when it has one
-	if t.opt.Project != nil && in.PackageName != "" {
+	// Not for diff: it reads from and to, never version.
+	if t.opt.Project != nil && in.PackageName != "" && in.Action != "diff" {
 		d := t.opt.Project.Default(in.PackageName)
 		if d.Warning != nil {
 			t.opt.Logger.Warn("project versions", "project", t.opt.Project.Dir(), "err", d.Warning)
@@ -256,10 +258,20 @@ func (t *tool) decode(raw json.RawMessage) (*Input, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, &explore.InputError{Field: "arguments", Err: fmt.Errorf("want a JSON object: %v", err)}
 	}
+	var unknown []string
 	for k, v := range m {
 		if v == nil {
 			delete(m, k)
+		} else if !explore.IsField(k) {
+			unknown = append(unknown, k)
 		}
+	}
+	if len(unknown) > 0 {
+		// Before the schema, whose "unexpected additional properties"
+		// names no field to use instead; the API's decoder says the same.
+		slices.Sort(unknown)
+		action, _ := m["action"].(string)
+		return nil, explore.UnknownFields(unknown, action)
 	}
 	if err := t.resolved.Validate(m); err != nil {
 		return nil, schemaError(err)
