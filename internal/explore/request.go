@@ -26,7 +26,7 @@ type Request struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
 	Column int    `json:"column,omitempty" jsonschema:"read: with offset, return one window of that single line starting at this 1-based byte column, for minified files whose lines are too long to show whole; the answer's nextColumn continues the line (0 at its end)."`
 	// grep
-	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings)."`
+	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings). RE2 has no look-around or backreferences; \\b is a word boundary."`
 	OutputMode        string     `json:"outputMode,omitempty" jsonschema:"grep: 'content' (default) the matching lines; 'files_with_matches' only the paths of files that match (like rg -l); 'count' matching lines per file (like rg -c)."`
 	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default) type declarations (.d.ts) first, then sources, then bundles, source maps and docs; 'path' in path order, as ripgrep prints."`
 	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
