@@ -35,11 +35,10 @@ var actionFields = map[string][]string{
 // notTaken are the exceptions to sharedFields and actionFields: diff
 // reads from and to, never version; over a project (project without
 // packageName) every package is at the version the project installed,
-// list lists the whole tree (internal/project reads neither path nor
-// depth) and grep orders by dependency, not by sort.
+// and grep orders by dependency, not by sort (internal/project).
 var notTaken = map[string][]string{
 	"diff":         {"version"},
-	"project list": {"version", "path", "depth"},
+	"project list": {"version"},
 	"project glob": {"version"},
 	"project read": {"version"},
 	"project grep": {"version", "sort"},
@@ -131,10 +130,6 @@ func correction(r Request, field string, project bool) string {
 		return fmt.Sprintf("%s has no path: use include:['%s']", a, folderGlob(r.Path))
 	case field == "path" && a == "glob":
 		return fmt.Sprintf("glob patterns are relative to the package root: use %s", underPath(r.Path, r.Patterns))
-	case field == "path" && project:
-		return fmt.Sprintf("list over a project has no path: use glob with patterns:['%s']", folderGlob(r.Path))
-	case field == "depth" && project:
-		return "list over a project has no depth: it lists every file; use glob with patterns (e.g. ['node_modules/react/*']) to narrow it"
 	case field == "depth" && a == "glob":
 		return "glob has no depth: '*' matches within one folder, '**' across folders (or list a folder with path and depth)"
 	case field == "sort" && project:

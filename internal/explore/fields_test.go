@@ -30,7 +30,7 @@ func TestFieldsEachActionTakes(t *testing.T) {
 			`"fixedStrings":true,"wholeWord":true,"include":"*.js","exclude":["*.map"],"contextLines":2,"maxMatches":5,"maxMatchesPerFile":1}`,
 		"diff": `{"action":"diff","packageName":"p","maxBytes":9,"cursor":"c","from":"1","to":"2","include":"lib","exclude":"*.map",` +
 			`"contextLines":0,"nameOnly":true,"ignoreAllSpace":true,"noPrefix":true,"srcPrefix":"x/","dstPrefix":"y/","text":true}`,
-		"project list": `{"action":"list","project":"x","maxBytes":9,"cursor":"c"}`,
+		"project list": `{"action":"list","project":"x","path":"node_modules/a","depth":1,"maxBytes":9,"cursor":"c"}`,
 		"project glob": `{"action":"glob","project":"x","patterns":"node_modules/**","maxBytes":9,"cursor":"c"}`,
 		"project read": `{"action":"read","project":"x","path":"node_modules/a/b.js","offset":2,"limit":3,"column":4,"maxBytes":9}`,
 		"project grep": `{"action":"grep","project":"x","pattern":"x","outputMode":"count","caseInsensitive":true,"fixedStrings":true,` +
@@ -73,8 +73,6 @@ func TestFieldNotTaken(t *testing.T) {
 		{`{"action":"diff","packageName":"next","version":"1.0.0","to":"2.0.0"}`, "version", `diff takes from and to, not version: e.g. from:"1.0.0"`},
 		{`{"action":"diff","packageName":"next","from":"1","to":"2","path":"lib"}`, "path", "diff has no path: use include:['lib/**']"},
 		{`{"action":"list","packageName":"next","nameOnly":true}`, "nameOnly", "list has no nameOnly (it is diff's); list takes path, depth"},
-		{`{"action":"list","project":"x","path":"node_modules/react"}`, "path", "list over a project has no path: use glob with patterns:['node_modules/react/**']"},
-		{`{"action":"list","project":"x","depth":1}`, "depth", "list over a project has no depth"},
 		{`{"action":"grep","project":"x","pattern":"x","sort":"path"}`, "sort", "grep over a project has no sort"},
 		{`{"action":"read","project":"x","path":"node_modules/a/b.js","version":"1"}`, "version", "version needs packageName"},
 		// Two fields: both named, the first is the error's field.
