@@ -53,6 +53,13 @@ func (b *Breaker) ReportResult(err error) {
 	case errors.Is(err, context.Canceled) || errors.Is(err, ErrUnavailable):
 		// The caller gave up: says nothing about Redis.
 		b.b.Record(true, breaker.Neutral, nil)
+	case errors.Is(err, redis.ErrPoolTimeout):
+		// Every pooled connection was busy for Timeout: this process is
+		// saturated (a stampede of requests), not Redis unreachable. A
+		// Redis that stops answering fails the commands holding those
+		// connections, and they open the breaker; opening it here as well
+		// dropped the cross-replica fill lock under load.
+		b.b.Record(true, breaker.Neutral, nil)
 	case failed(err):
 		b.failures.Add(1)
 		if b.b.Record(true, breaker.Failure, err).Opened {

@@ -227,3 +227,49 @@ func TestOpenRefusesAMalformedURL(t *testing.T) {
 		}
 	}
 }
+
+// busyPool opens a Conn with one pooled connection and holds that
+// connection in a blocking command for hold: commands meanwhile wait for
+// the pool, not for Redis.
+func busyPool(t *testing.T, hold time.Duration) *Conn {
+	t.Helper()
+	opt := DefaultOptions()
+	opt.URL, opt.Prefix, opt.PoolSize = "redis://"+redistest.Addr(t)+"/0", redistest.Prefix(t), 1
+	c, err := Open(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	started := make(chan struct{})
+	go func() {
+		defer close(done)
+		close(started)
+		_ = c.Client.BLPop(context.Background(), hold, c.Key("never-pushed"))
+	}()
+	<-started
+	t.Cleanup(func() { <-done; c.Close() })
+	// Wait for the BLPOP to hold the pool's connection.
+	for st := c.Client.PoolStats(); st.TotalConns != 1 || st.IdleConns != 0; st = c.Client.PoolStats() {
+		select {
+		case <-done:
+			t.Fatal("the blocking command ended before it held the connection")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return c
+}
+
+// TestBusyPoolIsNotAnOutage: a command that finds every pooled connection
+// busy fails with redis.ErrPoolTimeout and leaves the breaker closed: the
+// process is saturated, Redis answers (a stampede on one replica used to
+// open the breaker and drop the cross-replica fill lock).
+func TestBusyPoolIsNotAnOutage(t *testing.T) {
+	c := busyPool(t, 2*time.Second)
+	err := c.Do(context.Background(), func(ctx context.Context) error { return c.Client.Ping(ctx).Err() })
+	if !errors.Is(err, redis.ErrPoolTimeout) {
+		t.Fatalf("Ping with the only connection busy = %v, want redis.ErrPoolTimeout", err)
+	}
+	if c.Breaker.Open() || c.Breaker.Stats().Failures != 0 {
+		t.Errorf("breaker after a pool timeout: %+v, want closed with no failure", c.Breaker.Stats())
+	}
+}

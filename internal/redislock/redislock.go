@@ -120,10 +120,15 @@ func (l *Locker) try(ctx context.Context, rkey, token string) (bool, error) {
 		got, err = l.rc.Client.SetNX(ctx, rkey, token, l.opt.TTL).Result()
 		return err
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, ctx.Err()
+	case errors.Is(err, redis.ErrPoolTimeout):
+		// No free connection in this process's pool (a stampede): not
+		// an outage, so Acquire waits and tries again, as for a lock
+		// another holds, instead of filling without the lock.
+		return false, nil
+	case err != nil:
 		l.unavailable.Add(1)
 		return false, err
 	}
@@ -213,7 +218,7 @@ func timeout(err error) bool {
 // Stats are counters since start, for metrics.
 type Stats struct {
 	// Acquired counts locks taken; Waited, callers that found the lock
-	// held; HandedOff, waiters that found the version ready and never
+	// held (or no free connection in the pool); HandedOff, waiters that found the version ready and never
 	// needed the lock; Unavailable, attempts that failed for want of
 	// Redis (the fill then went on unlocked).
 	Acquired, Waited, HandedOff, Unavailable uint64

@@ -270,3 +270,41 @@ func TestFillGoesOnUnlockedWhenRedisIsDown(t *testing.T) {
 		t.Errorf("stats %+v, want the failed attempt counted", s)
 	}
 }
+
+// TestBusyPoolWaitsForTheLock: when this replica's pool has no free
+// connection (a stampede of requests), Acquire waits and takes the lock
+// once one frees, instead of answering an error that makes the fill go on
+// without the lock (and the registry serve the tarball once per replica).
+func TestBusyPoolWaitsForTheLock(t *testing.T) {
+	opt := redisconn.DefaultOptions()
+	opt.URL, opt.Prefix, opt.PoolSize = "redis://"+redistest.Addr(t)+"/0", redistest.Prefix(t), 1
+	rc, err := redisconn.Open(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		_ = rc.Client.BLPop(context.Background(), time.Second, rc.Key("never-pushed"))
+	}()
+	for st := rc.Client.PoolStats(); st.TotalConns != 1 || st.IdleConns != 0; st = rc.Client.PoolStats() {
+		select {
+		case <-held:
+			t.Fatal("the blocking command ended before it held the connection")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	l := New(rc, DefaultOptions())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	release, err := l.Acquire(ctx, "pkg@1.0.0", never)
+	if err != nil || release == nil {
+		t.Fatalf("Acquire with the pool busy = %v, %v; want the lock once the pool frees", release != nil, err)
+	}
+	release()
+	<-held
+	if st := l.Stats(); st.Unavailable != 0 || st.Acquired != 1 {
+		t.Errorf("stats %+v: a busy pool is not Redis unavailable", st)
+	}
+}
