@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TarballHost is a host serving one download, for tests of what a client
@@ -36,6 +37,9 @@ const (
 	// Stall sends half, then nothing until the request ends; Sent is
 	// closed once the half is out.
 	Stall Mode = "stall"
+	// Dribble sends one byte every 20 ms (slowloris) until the bytes or
+	// the request end.
+	Dribble Mode = "dribble"
 )
 
 // NewTarballHost starts a host serving data in mode, closed when the test
@@ -79,6 +83,19 @@ func (h *TarballHost) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		h.sentOnce.Do(func() { close(h.sent) })
 		<-r.Context().Done()
+	case Dribble:
+		w.Header().Set("Content-Length", fmt.Sprint(len(h.data)))
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := range h.data {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+			w.Write(h.data[i : i+1])
+			w.(http.Flusher).Flush()
+		}
 	default:
 		w.Write(h.data)
 	}

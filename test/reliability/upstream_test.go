@@ -2,11 +2,8 @@ package reliability
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,60 +21,6 @@ func upstreamTimeouts(c *config.Config) {
 }
 
 var upFiles = map[string]string{"package.json": `{"name":"p"}`, "index.js": "module.exports = 42;\n"}
-
-// tarballServer serves one tarball on its own host, whose behaviour the
-// test switches: whole, cut short (Content-Length says more than is sent),
-// or dribbled a byte at a time (slowloris) until the client goes away.
-type tarballServer struct {
-	srv *httptest.Server
-	tgz []byte
-
-	mu   sync.Mutex
-	mode string // "whole", "cut", "dribble"
-	hits int
-}
-
-func newTarballServer(t *testing.T, tgz []byte) *tarballServer {
-	ts := &tarballServer{tgz: tgz, mode: "whole"}
-	ts.srv = httptest.NewServer(http.HandlerFunc(ts.serve))
-	t.Cleanup(ts.srv.Close)
-	return ts
-}
-
-func (ts *tarballServer) set(mode string) { ts.mu.Lock(); ts.mode = mode; ts.mu.Unlock() }
-
-func (ts *tarballServer) serve(w http.ResponseWriter, r *http.Request) {
-	ts.mu.Lock()
-	mode := ts.mode
-	ts.hits++
-	ts.mu.Unlock()
-	w.Header().Set("Content-Length", strconv.Itoa(len(ts.tgz)))
-	switch mode {
-	case "whole":
-		w.Write(ts.tgz)
-	case "cut":
-		w.Write(ts.tgz[:len(ts.tgz)/2])
-		// Returning with fewer bytes than Content-Length makes net/http
-		// close the connection: the client reads an unexpected EOF.
-	case "dribble":
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; i < len(ts.tgz); i++ {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-tick.C:
-			}
-			w.Write(ts.tgz[i : i+1])
-			w.(http.Flusher).Flush()
-		}
-	}
-}
-
-func (ts *tarballServer) host() string {
-	u, _ := url.Parse(ts.srv.URL)
-	return u.Host
-}
 
 // upstreamDown checks an answer to a request the registry could not
 // serve: a 503 with Retry-After (or the 502 named), never a 404, within
@@ -165,15 +108,14 @@ func TestUpstreamFaults(t *testing.T) {
 // tarball-timeout); or its bytes do not match dist.integrity.
 func TestTarballFaults(t *testing.T) {
 	tgz := tb.Package(t, upFiles)
-	for _, mode := range []string{"cut", "dribble"} {
-		t.Run(mode, func(t *testing.T) {
-			ts := newTarballServer(t, tgz)
-			m := newMirror(t, upstreamTimeouts, func(c *config.Config) { c.AllowedTarballHosts = []string{ts.host()} })
-			m.reg.Publish("p", "1.0.0", tgz, fakeregistry.WithTarballURL(ts.srv.URL+"/p-1.0.0.tgz"))
-			ts.set(mode)
-			upstreamDown(t, mode, m.get("/v1/npm/p@1.0.0/index.js"), 503, "upstream_unavailable")
+	for _, mode := range []fakeregistry.Mode{fakeregistry.Cut, fakeregistry.Dribble} {
+		t.Run(string(mode), func(t *testing.T) {
+			ts := fakeregistry.NewTarballHost(t, tgz, mode)
+			m := newMirror(t, upstreamTimeouts, func(c *config.Config) { c.AllowedTarballHosts = []string{ts.Host()} })
+			m.reg.Publish("p", "1.0.0", tgz, fakeregistry.WithTarballURL(ts.URL()))
+			upstreamDown(t, string(mode), m.get("/v1/npm/p@1.0.0/index.js"), 503, "upstream_unavailable")
 			noPartial(t, m.app.Store, "p", "1.0.0", len(upFiles))
-			ts.set("whole")
+			ts.Set(fakeregistry.Whole)
 			if a := m.get("/v1/npm/p@1.0.0/index.js"); a.status != 200 || string(a.body) != upFiles["index.js"] {
 				t.Fatalf("once the tarball is whole: %v", a)
 			}
