@@ -304,7 +304,7 @@ func TestBusyPoolWaitsForTheLock(t *testing.T) {
 	}
 	release()
 	<-held
-	if st := l.Stats(); st.Unavailable != 0 || st.Acquired != 1 {
-		t.Errorf("stats %+v: a busy pool is not Redis unavailable", st)
+	if st := l.Stats(); st.Unavailable != 0 || st.Acquired != 1 || st.Waited != 1 {
+		t.Errorf("stats %+v: want one wait on the busy pool, then the lock, and no outage", st)
 	}
 }
