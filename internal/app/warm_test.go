@@ -119,15 +119,16 @@ func TestCloseDoesNotWaitForHeldJobs(t *testing.T) {
 
 // TestWarmPaysPerPackageAtTheRateLimit: a warm request's packages, and a
 // project registration's, are charged to the caller's bucket (one request
-// per rate-limit-warm-items of them), not once per POST; a request the
-// bucket cannot pay is a 429 naming the setting, and a refused project is
+// per rate-limit-warm-items of them), not once per POST; a request costing
+// more than the burst is a 413 saying the most packages a request may
+// carry; a request the bucket cannot pay is a 429 naming the setting, and a refused project is
 // not recorded, so its retry registers and warms it.
 func TestWarmPaysPerPackageAtTheRateLimit(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	m := newMirror(t, embedded, func(c *config.Config) {
 		c.RedisURL, c.RedisPrefix = redistest.URL(t), prefix
 		// One unit a minute: nothing refills while the test runs.
-		c.RateLimitPerMinute, c.RateLimitBurst, c.RateLimitWarmItems = 1, 5, 1
+		c.RateLimitPerMinute, c.RateLimitBurst, c.RateLimitWarmItems = 1, 6, 1
 	})
 	rdb := redistest.Client(t)
 	t.Cleanup(func() {
@@ -142,6 +143,13 @@ func TestWarmPaysPerPackageAtTheRateLimit(t *testing.T) {
 			s = append(s, fmt.Sprintf("pkg-%d@1.0.0", i))
 		}
 		return map[string][]string{"specs": s}
+	}
+	// More packages than the burst can pay: refused for good, whatever
+	// the bucket holds, saying the most a request may carry; only the
+	// door is charged (5 left).
+	if status, b := m.do(http.MethodPost, "/v1/warm", "", specs(7)); status != http.StatusRequestEntityTooLarge ||
+		!strings.Contains(string(b), "a request may carry at most 6 packages (rate-limit-burst 6 × rate-limit-warm-items 1); split it") {
+		t.Fatalf("7 packages on a burst of 6: %d %s, want 413 saying the most a request may carry", status, b)
 	}
 	if status, b := m.do(http.MethodPost, "/v1/warm", "", specs(3)); status != http.StatusAccepted {
 		t.Fatalf("3 packages on a bucket of 5: %d %s, want 202", status, b)

@@ -232,7 +232,8 @@ type Config struct {
 	// limits off. RateLimitBurst is how many it may send at once (0: the
 	// per-minute figure). Limits need RedisURL. RateLimitWarmItems is how
 	// many packages of a warm request (POST /v1/warm, a project's
-	// registration) count as one request (ratelimit.ChargeItems).
+	// registration) count as one request (ratelimit.ChargeItems); one
+	// request may carry at most RateLimitBurst × RateLimitWarmItems.
 	RateLimitPerMinute, RateLimitBurst, RateLimitWarmItems int
 
 	// TokensFile names a file of bearer tokens, one entry per line
@@ -404,7 +405,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "how long immutable entries live in Redis")
 	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "requests per minute per caller (0: no limit; needs redis-url)")
 	b.Int(&c.RateLimitBurst, "rate-limit-burst", "requests a caller may send at once (0: the per-minute figure)")
-	b.Int(&c.RateLimitWarmItems, "rate-limit-warm-items", "packages of a warm request or project registration that count as one request against the rate limit (at most the burst in all)")
+	b.Int(&c.RateLimitWarmItems, "rate-limit-warm-items", "packages of a warm request or project registration that count as one request against the rate limit (a request may carry at most rate-limit-burst times this)")
 
 	b.Str(&c.TokensFile, "tokens-file", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
 	c.Tokens = Secret(getenv(EnvPrefix + "TOKENS"))

@@ -11,7 +11,11 @@
 // A request that submits many items (a warm request's packages, a
 // project's) costs more than one: the handler charges the rest with
 // ChargeItems once it knows the count, one request per ItemsPerRequest
-// items (setting rate-limit-warm-items), through the same bucket.
+// items (setting rate-limit-warm-items), through the same bucket. GCRA
+// cannot charge more than the burst at once, so a request costing more is
+// refused outright (413): Burst × ItemsPerRequest is the most items one
+// request may carry. Charging such a request the burst instead would let
+// a caller queue the burst's worth of items many times over per minute.
 //
 // Redis down or slow: requests are allowed (fail open). Limits protect the
 // mirror from one greedy agent; refusing everyone because a cache is down
@@ -60,7 +64,8 @@ type Options struct {
 // rate-limit-warm-items: 100 packages of a warm request count as one
 // request, so a request of warm's max-request-items (20,000) costs 200,
 // the burst the compose file sets: at most one such request per full
-// bucket, instead of one unit for 20,000 fetches.
+// bucket, instead of one unit for 20,000 fetches. A smaller burst lowers
+// the most packages one request may carry (burst × this).
 const DefaultItemsPerRequest = 100
 
 // Limiter is the rate-limit middleware's state. It is safe for concurrent
@@ -173,15 +178,18 @@ type charger struct {
 // ChargeItems charges the request ctx belongs to for the items it
 // submits (a warm request's packages): one request per ItemsPerRequest
 // items (setting rate-limit-warm-items), less the one it paid at the
-// door, and at most the burst in all, or a big request could never be
-// paid. what names the items for the refusal ("a warm request of 20000
+// door. what names the items for the refusal ("a warm request of 20000
 // packages").
 //
 // It returns nil when the bucket pays, when ctx comes from no request the
 // middleware let in (limits off, background work) and when Redis does not
-// answer (fail open); else the refusal the middleware gives, an
-// *echo.HTTPError of status 429, with Retry-After set on the response:
-// long enough for the retry to pay both its door and its items.
+// answer (fail open). A request costing more than the burst, which no
+// bucket could ever pay, is an *echo.HTTPError of status 413 saying the
+// most items a request may carry (burst × ItemsPerRequest) and to split it; nothing is
+// charged for its items. Else a bucket that cannot pay gives the
+// refusal the middleware gives, an *echo.HTTPError of status 429, with
+// Retry-After set on the response: long enough for the retry to pay both
+// its door and its items.
 func ChargeItems(ctx context.Context, items int, what string) error {
 	ch, _ := ctx.Value(chargeKey{}).(*charger)
 	if ch == nil {
@@ -189,7 +197,14 @@ func ChargeItems(ctx context.Context, items int, what string) error {
 	}
 	l := ch.l
 	per := l.opt.ItemsPerRequest
-	total := min(max(1, (items+per-1)/per), l.limit.Burst)
+	total := max(1, (items+per-1)/per)
+	if total > l.limit.Burst {
+		most := l.maxItems()
+		return &echo.HTTPError{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+			"%s counts as %d requests, more than a caller's burst of %d can pay: a request may carry at most %d packages "+
+				"(rate-limit-burst %d × rate-limit-warm-items %d); split it into requests of at most %d packages",
+			what, total, l.limit.Burst, most, l.limit.Burst, per, most)}
+	}
 	if total <= 1 {
 		return nil
 	}
@@ -206,6 +221,11 @@ func ChargeItems(ctx context.Context, items int, what string) error {
 	door := l.limit.Period / time.Duration(l.limit.Rate) // the retry's own unit
 	return l.refuse(h, res.RetryAfter+door, fmt.Sprintf("%s counts as %d requests (one per %d, setting rate-limit-warm-items)", what, total, per))
 }
+
+// maxItems is the most items one request may submit under ChargeItems:
+// the burst times ItemsPerRequest (settings rate-limit-burst and
+// rate-limit-warm-items).
+func (l *Limiter) maxItems() int { return l.limit.Burst * l.opt.ItemsPerRequest }
 
 // key names the caller's bucket. redis_rate puts its own "rate:" in
 // front. The identity auth verified comes first: a web page's token rides

@@ -103,8 +103,8 @@ func TestBurstThen429WithRetryAfter(t *testing.T) {
 
 // TestItemsCostOnePerItemsPerRequest: a request submitting many items
 // (a warm request's packages) costs one request per ItemsPerRequest of
-// them from the caller's one bucket, at most the burst; one its bucket
-// cannot pay is a 429 naming rate-limit-warm-items, with a Retry-After
+// them from the caller's one bucket; one costing more than the burst is a
+// 413 saying the most a request may carry; one its bucket cannot pay is a 429 naming rate-limit-warm-items, with a Retry-After
 // after which the same request is let in.
 func TestItemsCostOnePerItemsPerRequest(t *testing.T) {
 	e, l := server(t, "", Options{PerMinute: 6, Burst: 10, KeyByToken: true, ItemsPerRequest: 100})
@@ -124,10 +124,23 @@ func TestItemsCostOnePerItemsPerRequest(t *testing.T) {
 		t.Errorf("a plain request after the items spent the bucket: %d, want 429", rec.Code)
 	}
 
-	// More items than the burst pays cost the burst: with a full bucket
-	// they are let in, never refused for good.
-	if rec := get(e, "/v1/items?items=20000", "tok-b", "10.0.0.1"); rec.Code != http.StatusOK {
-		t.Errorf("20000 items on a full bucket of 10: %d %s, want 200", rec.Code, rec.Body)
+	// Items costing the whole burst are let in on a full bucket; one more
+	// item than the burst can pay is refused for good (413), whatever is
+	// left, saying the most a request may carry: charging it the burst
+	// would let 20,000 items through for the price of 1,000. Nothing is
+	// charged for the refused items, only the door.
+	if rec := get(e, "/v1/items?items=1000", "tok-b", "10.0.0.1"); rec.Code != http.StatusOK {
+		t.Errorf("1000 items on a full bucket of 10: %d %s, want 200", rec.Code, rec.Body)
+	}
+	for _, items := range []int{1001, 20000} {
+		rec := get(e, "/v1/items?items="+strconv.Itoa(items), "tok-d", "10.0.0.1")
+		if rec.Code != http.StatusRequestEntityTooLarge || rec.Header().Get("Retry-After") != "" ||
+			!strings.Contains(rec.Body.String(), "a request may carry at most 1000 packages (rate-limit-burst 10 × rate-limit-warm-items 100); split it") {
+			t.Errorf("%d items on a bucket of 10: %d %q %s, want 413 saying 1000 at most, no Retry-After", items, rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+		}
+	}
+	if rec := get(e, "/v1/items?items=800", "tok-d", "10.0.0.1"); rec.Code != http.StatusOK {
+		t.Errorf("800 items after two refused requests spent only their doors: %d %s, want 200", rec.Code, rec.Body)
 	}
 
 	// A bucket short of the items: refused by the charge, naming its
