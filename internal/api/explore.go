@@ -1,15 +1,15 @@
 package api
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/strictjson"
 )
 
 func (s *Server) explore(c echo.Context) error {
@@ -25,40 +25,28 @@ func (s *Server) explore(c echo.Context) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// decode reads the body strictly: an unknown field is a 400 that names
-// the field meant (explore.UnknownFields, as the MCP tool's), since a
-// misspelt field would otherwise be silently ignored.
+// decode reads the body strictly: an unknown field, or one spelt in
+// another case, is a 400 that names the field meant
+// (explore.UnknownFields, as the MCP tool's), since it would otherwise be
+// silently ignored or taken in a spelling MCP refuses.
 func decode(c echo.Context) (*explore.Request, error) {
 	var req explore.Request
 	if err := decodeStrict(c, &req); err != nil {
-		// The decoder goes on after an unknown field, so req.Action is
+		// strictjson decodes the rest of the body, so req.Action is
 		// known wherever in the body the field was.
-		if name, ok := unknownField(err); ok {
-			return nil, explore.UnknownFields([]string{name}, req.Action)
+		var ue *strictjson.UnknownFieldError
+		if errors.As(err, &ue) && ue.Object == "" {
+			return nil, explore.UnknownFields(ue.Names, req.Action)
 		}
 		return nil, err
 	}
 	return &req, nil
 }
 
-// unknownField is the field encoding/json's DisallowUnknownFields refused,
-// from its message (json: unknown field "x"), which decodeStrict wraps.
-func unknownField(err error) (string, bool) {
-	var ie *explore.InputError
-	if !errors.As(err, &ie) {
-		return "", false
-	}
-	_, rest, ok := strings.Cut(ie.Err.Error(), `json: unknown field "`)
-	if !ok {
-		return "", false
-	}
-	name, _, ok := strings.Cut(rest, `"`)
-	return name, ok
-}
-
-// decodeStrict reads one JSON object into v: unknown fields are a 400
-// naming the field, since a misspelt field would otherwise be silently
-// ignored. /v1/explore and /v1/webdocs share it.
+// decodeStrict reads one JSON object into v with strictjson: keys not
+// spelt as a field are a 400 naming the field, since a misspelt field
+// would otherwise be silently ignored (or, in another case, taken).
+// /v1/explore and /v1/webdocs share it.
 func decodeStrict(c echo.Context, v any) error {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	if ct != "" && !strings.HasPrefix(ct, echo.MIMEApplicationJSON) && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
@@ -66,24 +54,24 @@ func decodeStrict(c echo.Context, v any) error {
 		// JSON. (A browser's cross-site form is refused by HostGuard.)
 		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
 	}
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		// A sized body over the limit is refused before the handler; a
-		// chunked one fails here, mid-read, with the body limit's 413
-		// (an *echo.HTTPError) or net/http's MaxBytesError.
-		var mbe *http.MaxBytesError
-		var he *echo.HTTPError
-		if errors.As(err, &mbe) || errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
-			return echo.ErrStatusRequestEntityTooLarge
+	// A sized body over the limit is refused before the handler; a
+	// chunked one fails here, mid-read.
+	data, err := strictjson.ReadBody(c.Request(), "max-body-bytes")
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return inputErr("body", "empty: send a JSON object with an action")
+	}
+	if err := strictjson.Unmarshal(data, v); err != nil {
+		if strictjson.TrailingData(err) {
+			return inputErr("body", "trailing data after the JSON object")
 		}
-		if errors.Is(err, io.EOF) {
-			return inputErr("body", "empty: send a JSON object with an action")
+		var ue *strictjson.UnknownFieldError
+		if errors.As(err, &ue) {
+			return &explore.InputError{Field: ue.Path(ue.Names[0]), Err: err}
 		}
 		return inputErr("body", "not valid JSON for this endpoint: "+err.Error())
-	}
-	if dec.More() {
-		return inputErr("body", "trailing data after the JSON object")
 	}
 	return nil
 }

@@ -300,6 +300,9 @@ func TestErrors(t *testing.T) {
 		{"read pattern", `{"action":"read","packageName":"ok","path":"a.js","pattern":"x"}`, 400, "bad_request", "read has no pattern: to find lines, use grep"},
 		{"alias", `{"action":"grep","packageName":"ok","query":"x"}`, 400, "bad_request", `unknown field "query": did you mean pattern?`},
 		{"alias before action", `{"glob":"*.js","action":"grep","packageName":"ok","pattern":"x"}`, 400, "bad_request", `unknown field "glob": did you mean include?`},
+		// encoding/json alone fills packageName from these.
+		{"field in another case", `{"action":"list","PackageName":"ok"}`, 400, "bad_request", `unknown field "PackageName": did you mean packageName?`},
+		{"field in lower case", `{"action":"grep","packageName":"ok","pattern":"x","maxmatches":2}`, 400, "bad_request", `unknown field "maxmatches": did you mean maxMatches?`},
 		{"GNU word boundary", `{"action":"grep","packageName":"ok","pattern":"\\<Home\\>"}`, 400, "bad_request", `use \b`},
 		{"look-around", `{"action":"grep","packageName":"ok","pattern":"(?<=use)State"}`, 400, "bad_request", "RE2 has no look-around"},
 		{"backreference", `{"action":"grep","packageName":"ok","pattern":"(a)\\1"}`, 400, "bad_request", "RE2 has no backreferences"},

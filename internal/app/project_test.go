@@ -114,7 +114,7 @@ func TestProjectBadInput(t *testing.T) {
 	})
 	cases := []struct {
 		name   string
-		upload project.Upload
+		upload any
 		status int
 		want   string
 	}{
@@ -122,6 +122,11 @@ func TestProjectBadInput(t *testing.T) {
 		{"over the package limit", lockUpload(projectLock), 422, "max-project-packages"},
 		{"over the byte limit", lockUpload(projectLock + strings.Repeat(" ", 1000)), 413, "max-project-lockfile-bytes"},
 		{"no lockfile", project.Upload{PackageJSON: "{}"}, 400, "needs \\\"name\\\""},
+		// encoding/json alone takes names in another case.
+		{"a field in another case", json.RawMessage(`{"LockFile":{"name":"package-lock.json","content":"{}"}}`), 400,
+			`unknown field \"LockFile\": did you mean \"lockfile\"?`},
+		{"a nested field in another case", json.RawMessage(`{"lockfile":{"Name":"package-lock.json","content":"{}"}}`), 400,
+			`unknown field \"lockfile.Name\": did you mean \"name\"?`},
 	}
 	for _, tc := range cases {
 		status, b := m.do(http.MethodPost, "/v1/projects", "", tc.upload)

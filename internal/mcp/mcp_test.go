@@ -212,6 +212,8 @@ func checkErrors(t *testing.T, cs *sdk.ClientSession) {
 		{"read pattern", `{"action":"read","packageName":"lib","path":"a.txt","pattern":"x"}`, "bad_request", "read has no pattern: to find lines, use grep"},
 		{"alias", `{"action":"grep","packageName":"lib","query":"x"}`, "bad_request", `unknown field "query": did you mean pattern?`},
 		{"alias by action", `{"glob":"*.js","action":"grep","packageName":"lib","pattern":"x"}`, "bad_request", `unknown field "glob": did you mean include?`},
+		{"field in another case", `{"action":"list","PackageName":"lib"}`, "bad_request", `unknown field "PackageName": did you mean packageName?`},
+		{"field in lower case", `{"action":"grep","packageName":"lib","pattern":"x","maxmatches":2}`, "bad_request", `unknown field "maxmatches": did you mean maxMatches?`},
 		{"GNU word boundary", `{"action":"grep","packageName":"lib","pattern":"\\<Home\\>"}`, "bad_request", `use \b`},
 		{"look-around", `{"action":"grep","packageName":"lib","pattern":"(?<=use)State"}`, "bad_request", "RE2 has no look-around"},
 		{"backreference", `{"action":"grep","packageName":"lib","pattern":"(a)\\1"}`, "bad_request", "RE2 has no backreferences"},

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/strictjson"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
@@ -129,7 +130,9 @@ func (t *webDocsTool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sd
 }
 
 // decodeArgs validates raw against the schema and decodes it strictly into
-// out; JSON nulls are taken as "not given".
+// out (strictjson, as the API's decoder: a key in another case than its
+// field's is refused naming the field); JSON nulls are taken as "not
+// given".
 func decodeArgs(raw json.RawMessage, resolved *jsonschema.Resolved, out any) error {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		raw = json.RawMessage("{}")
@@ -143,17 +146,22 @@ func decodeArgs(raw json.RawMessage, resolved *jsonschema.Resolved, out any) err
 			delete(m, k)
 		}
 	}
-	if err := resolved.Validate(m); err != nil {
-		return schemaError(err)
-	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return &explore.InputError{Field: "arguments", Err: err}
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(out); err != nil {
-		return &explore.InputError{Field: "arguments", Err: err}
+	// Unknown keys first: the schema's "unexpected additional
+	// properties" names no field to use instead.
+	derr := strictjson.Unmarshal(b, out)
+	var ue *strictjson.UnknownFieldError
+	if errors.As(derr, &ue) {
+		return &explore.InputError{Field: ue.Path(ue.Names[0]), Err: derr}
+	}
+	if err := resolved.Validate(m); err != nil {
+		return schemaError(err)
+	}
+	if derr != nil {
+		return &explore.InputError{Field: "arguments", Err: derr}
 	}
 	return nil
 }

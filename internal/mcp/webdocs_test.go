@@ -159,6 +159,7 @@ func TestWebDocsToolErrors(t *testing.T) {
 		{`{"action":"get_doc","path":"/en-US/blog/x"}`, "bad_request", "outside /docs"},
 		{`{"action":"browse"}`, "bad_request", "action"},
 		{`{"action":"search","query":"x","pattern":"y"}`, "bad_request", "pattern"},
+		{`{"action":"search","Query":"x"}`, "bad_request", `unknown field "Query": did you mean "query"?`},
 		{`{"action":"search","query":"x","limit":-1}`, "bad_request", "negative"},
 		{`{"action":"search"}`, "bad_request", "missing"},
 	} {

@@ -1,13 +1,13 @@
 package project
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"sync"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/strictjson"
 )
 
 // Handlers serve project registration over HTTP:
@@ -50,21 +50,8 @@ func (h *Handlers) post(c echo.Context) error {
 	release := sync.OnceFunc(h.svc.parses.Release)
 	defer release()
 	var u Upload
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&u); err != nil {
-		var he *echo.HTTPError // the body limit
-		if errors.As(err, &he) {
-			return he
-		}
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "the body is over the limit (setting max-warm-body-bytes)")
-		}
-		return echo.NewHTTPError(http.StatusBadRequest, "decoding the body: "+err.Error())
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return echo.NewHTTPError(http.StatusBadRequest, "the body holds more than one JSON value")
+	if err := strictjson.DecodeBody(c.Request(), &u, "max-warm-body-bytes"); err != nil {
+		return err
 	}
 	reg, err := h.svc.register(ctx, u, release)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
+	"github.com/pkgscope/pkgscope/internal/strictjson"
 )
 
 // Requests is what the HTTP handlers need of a Queue.
@@ -121,8 +122,11 @@ func (h *Handlers) post(c echo.Context) error {
 		return err
 	}
 	defer h.release()
-	body, err := readBody(c.Request())
-	if err != nil {
+	// Read into one buffer and decoded without a json.Decoder
+	// (strictjson.ReadBody): here a body costs itself plus its decoded
+	// strings.
+	var body PostBody
+	if err := strictjson.DecodeBody(c.Request(), &body, "max-warm-body-bytes"); err != nil {
 		return err
 	}
 	id, err := h.accept(ctx, &body)

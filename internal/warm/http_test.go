@@ -109,6 +109,16 @@ func TestHTTP(t *testing.T) {
 			}
 		})
 	}
+	// encoding/json alone would take these: a field's name in another
+	// case gets the name spelt right.
+	for body, want := range map[string]string{
+		`{"Specs":["ms"]}`: `unknown field \"Specs\": did you mean \"specs\"?`,
+		`{"lockfile":{"name":"package-lock.json","content":"{}","packageJSON":"{}"}}`: `unknown field \"lockfile.packageJSON\": did you mean \"packageJson\"?`,
+	} {
+		if status, b := post(body); status != http.StatusBadRequest || !strings.Contains(string(b), want) {
+			t.Errorf("POST %s: %d %s, want 400 with %s", body, status, b, want)
+		}
+	}
 	t.Run("too many", func(t *testing.T) {
 		specs := strings.Repeat(`"ms",`, testConfig().MaxRequestItems) + `"ms"`
 		if status, b := post(`{"specs":[` + specs + `]}`); status != http.StatusBadRequest {

@@ -543,6 +543,7 @@ func TestRequestErrors(t *testing.T) {
 		{`{"action":"fetch"}`, 400, "unknown action"},
 		{`{}`, 400, "missing"},
 		{`{"action":"search","query":"x","pattern":"y"}`, 400, `unknown field "pattern"`},
+		{`{"action":"search","Query":"x"}`, 400, `unknown field "Query": did you mean "query"?`}, // encoding/json alone takes it
 		{`{"action":"search","query":"   "}`, 400, "missing"},
 		{`{"action":"search","query":"x","limit":-1}`, 400, "negative"},
 		{`{"action":"search","query":"x","limit":51}`, 422, "webdocs-max-results"},
