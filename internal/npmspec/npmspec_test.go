@@ -83,8 +83,8 @@ func TestParseSpec(t *testing.T) {
 		raw  string
 		want Spec
 	}{
-		{"", Spec{"latest", Tag}},
-		{"  ", Spec{"latest", Tag}},
+		{"", Spec{"*", Range}}, // npm install name reads "*"
+		{"  ", Spec{"*", Range}},
 		{"latest", Spec{"latest", Tag}},
 		{"next", Spec{"next", Tag}},
 		{" beta\n", Spec{"beta", Tag}},

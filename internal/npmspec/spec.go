@@ -56,7 +56,9 @@ type Spec struct {
 func (s Spec) String() string { return s.Raw }
 
 // ParseSpec classifies what follows "name@", as npm-package-arg does for
-// registry specs: an empty spec is the dist-tag "latest"; a loosely valid
+// registry specs: an empty spec is the range "*", as npm install reads a
+// bare name (so latest unless it is deprecated and another version is
+// not: npm-pick-manifest's rule for ranges); a loosely valid
 // version ("1.2.3", "v1.2.3", "=1.2.3") is a Version, stored in canonical
 // form; a loosely valid range ("^1.2.0", "1.x", "*", ">=2 <3",
 // "1.2.3 - 2.0.0", "1 || 2") is a Range; anything else that is URL-safe is
@@ -79,7 +81,7 @@ func ParseSpec(raw string) (Spec, error) {
 	}
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return Spec{Raw: "latest", Kind: Tag}, nil
+		return Spec{Raw: "*", Kind: Range}, nil
 	}
 	if canonical(s) {
 		return Spec{Raw: s, Kind: Version}, nil

@@ -1,7 +1,12 @@
 package resolve_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +177,69 @@ func TestColdExactVersionReadsItsManifest(t *testing.T) {
 	}
 	if _, err := e.resolve(t, "@s/p", "2.0.0"); !errors.Is(err, semver.ErrNoMatch) {
 		t.Errorf("Resolve(2.0.0) = %v, want semver.ErrNoMatch", err)
+	}
+}
+
+// TestDeprecationMatchesNPM: the real npm CLI (npm-pick-manifest) is the
+// oracle for which version a spec gets when some versions are deprecated:
+// a range or no version at all passes over deprecated versions while one
+// that is not satisfies the spec (npm install name reads the range "*"),
+// and takes the highest deprecated one when all are; a dist-tag or an
+// exact version is taken even when deprecated.
+func TestDeprecationMatchesNPM(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "dep-latest", "1.0.0")
+	e.publish(t, "dep-latest", "1.1.0", fakeregistry.Deprecated("use 1.0.0"))
+	e.publish(t, "dep-all", "1.0.0", fakeregistry.Deprecated("gone"))
+	e.publish(t, "dep-all", "1.1.0", fakeregistry.Deprecated("gone"))
+	e.publish(t, "dep-mid", "1.0.0")
+	e.publish(t, "dep-mid", "1.1.0", fakeregistry.Deprecated("broken"))
+	e.publish(t, "dep-mid", "1.2.0")
+	e.publish(t, "dep-mid", "2.0.0", fakeregistry.Deprecated("broken"))
+	e.reg.SetDistTag("dep-mid", "latest", "1.2.0")
+	cases := []struct{ name, spec string }{
+		{"dep-latest", ""}, {"dep-latest", "latest"}, {"dep-latest", "^1"}, {"dep-latest", "*"}, {"dep-latest", "1.1.0"},
+		{"dep-all", ""}, {"dep-all", "^1"},
+		{"dep-mid", ""}, {"dep-mid", ">=1.1.0"}, {"dep-mid", "~1.1.0"}, {"dep-mid", "^2"}, {"dep-mid", "2 || 1.1"},
+	}
+	// Two npm runs: the bare names, then every spec under an alias
+	// (a0@npm:name@spec), which npm picks for exactly as for name@spec.
+	var bare, aliased []string
+	key := make([]string, len(cases))
+	for i, c := range cases {
+		if c.spec == "" {
+			bare, key[i] = append(bare, c.name), c.name
+		} else {
+			key[i] = fmt.Sprintf("a%d", i)
+			aliased = append(aliased, fmt.Sprintf("%s@npm:%s@%s", key[i], c.name, c.spec))
+		}
+	}
+	installed := map[string]string{}
+	for _, args := range [][]string{bare, aliased} {
+		dir := t.TempDir()
+		e.reg.RunNPM(t, dir, append([]string{"install", "--package-lock-only"}, args...)...)
+		var lock struct {
+			Packages map[string]struct{ Version string } `json:"packages"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &lock)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for path, p := range lock.Packages {
+			installed[strings.TrimPrefix(path, "node_modules/")] = p.Version
+		}
+	}
+	for i, c := range cases {
+		want := installed[key[i]]
+		if want == "" {
+			t.Fatalf("npm installed no %s (%s@%s)", key[i], c.name, c.spec)
+		}
+		if got, err := e.resolve(t, c.name, c.spec); err != nil || got != want {
+			t.Errorf("Resolve(%s@%q) = %q, %v; npm installs %q", c.name, c.spec, got, err, want)
+		}
 	}
 }
