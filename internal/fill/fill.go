@@ -288,6 +288,9 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		}
 	}
 	var w store.Writer = f.st
+	if msg := pv.Deprecation(); msg != "" {
+		w = deprecated{Writer: w, msg: msg}
+	}
 	if f.spool != nil {
 		var done func()
 		w, done = f.spool.Spool(w, name, version)
@@ -300,6 +303,19 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		return nil // another replica or flight committed the same bytes first
 	}
 	return err
+}
+
+// deprecated commits versions with the registry's deprecation message,
+// which the ingest does not know: answers about the version then say it
+// is deprecated without asking the registry.
+type deprecated struct {
+	store.Writer
+	msg string
+}
+
+func (d deprecated) CommitVersion(ctx context.Context, v store.NewVersion) error {
+	v.Deprecated = d.msg
+	return d.Writer.CommitVersion(ctx, v)
 }
 
 // permanent reports errors that will recur on retry with the same bytes.

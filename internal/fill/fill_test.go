@@ -215,3 +215,23 @@ func TestColdFillSpoolsBodiesForTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFillRecordsDeprecation: a version the registry marks deprecated is
+// stored with its message (so answers can say so without the registry),
+// through the index spool too; one that is not, with none.
+func TestFillRecordsDeprecation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(t, "old", "1.0.0", fakeregistry.Deprecated("use new@2 instead"))
+	e.publish(t, "old", "1.0.1")
+	f := e.filler(fill.Options{Timeout: time.Minute, Index: e.s})
+	for v, want := range map[string]string{"1.0.0": "use new@2 instead", "1.0.1": ""} {
+		if err := f.Fill(t.Context(), "old", v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.st.Version(t.Context(), "old", v)
+		if err != nil || got.Deprecated != want {
+			t.Errorf("old@%s stored with deprecation %q, %v; want %q", v, got.Deprecated, err, want)
+		}
+	}
+}

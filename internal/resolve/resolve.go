@@ -86,7 +86,7 @@ func (r *Resolver) Resolve(ctx context.Context, name string, spec npmspec.Spec) 
 	candidates := make([]semver.Candidate, 0, len(p.Versions))
 	for _, v := range slices.Sorted(maps.Keys(p.Versions)) {
 		pv := p.Versions[v]
-		candidates = append(candidates, semver.Candidate{Version: v, Deprecated: pv.Deprecated != nil && pv.Deprecated != false && pv.Deprecated != ""})
+		candidates = append(candidates, semver.Candidate{Version: v, Deprecated: pv.Deprecation() != ""})
 	}
 	return semver.Select(spec, candidates, p.DistTags)
 }

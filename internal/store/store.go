@@ -103,8 +103,11 @@ type Version struct {
 	Integrity string
 	State     VersionState
 	// Reason says why the last ingest failed (StateFailed only).
-	Reason     string
-	FileCount  int
+	Reason    string
+	FileCount int
+	// Deprecated is the registry's deprecation message of the version as
+	// it was when the version was stored; "" when it was not deprecated.
+	Deprecated string
 	TotalBytes int64
 	CreatedAt  time.Time
 }
@@ -117,6 +120,9 @@ type NewVersion struct {
 	Version   string
 	Integrity string
 	Files     []File
+	// Deprecated is the registry's deprecation message of the version,
+	// "" when it is not deprecated.
+	Deprecated string
 	// IngestFormat is the version of the extraction rules the files were
 	// stored under (ingest.Format), recorded for `indexer reindex`; 0
 	// records 1, the format of versions stored before it was written.

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -156,4 +157,28 @@ func proxy(t *testing.T, e *env, front func(http.ResponseWriter, *http.Request) 
 	}))
 	t.Cleanup(srv.Close)
 	return newEnvFor(t, e.reg, srv.URL+"/", Config{})
+}
+
+// TestDeprecation reads "deprecated" as npm does: any truthy value marks
+// the version deprecated (npm-pick-manifest's !mani.deprecated).
+func TestDeprecation(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{`{}`, ""},
+		{`{"deprecated":null}`, ""},
+		{`{"deprecated":""}`, ""},
+		{`{"deprecated":false}`, ""},
+		{`{"deprecated":0}`, ""},
+		{`{"deprecated":"use y"}`, "use y"},
+		{`{"deprecated":true}`, "deprecated"},
+		{`{"deprecated":1}`, "deprecated"},
+		{`{"deprecated":{"why":"x"}}`, "deprecated"},
+	} {
+		var pv PackumentVersion
+		if err := json.Unmarshal([]byte(tc.json), &pv); err != nil {
+			t.Fatal(err)
+		}
+		if got := pv.Deprecation(); got != tc.want {
+			t.Errorf("%s: Deprecation() = %q, want %q", tc.json, got, tc.want)
+		}
+	}
 }

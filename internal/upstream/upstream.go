@@ -4,7 +4,10 @@
 // host name written in this repository.
 package upstream
 
-import "errors"
+import (
+	"errors"
+	"math"
+)
 
 // ErrNotFound is a genuine "no such package" answer from the registry (404).
 // Only this error may become a 404 for the caller; every other failure is
@@ -25,9 +28,34 @@ type Packument struct {
 
 // PackumentVersion is one version's entry in a packument.
 type PackumentVersion struct {
-	Version    string `json:"version"`
-	Dist       Dist   `json:"dist"`
-	Deprecated any    `json:"deprecated,omitempty"`
+	Version string `json:"version"`
+	Dist    Dist   `json:"dist"`
+	// Deprecated is the manifest's "deprecated": a message when the
+	// version is deprecated (`npm deprecate`); read it with Deprecation.
+	Deprecated any `json:"deprecated,omitempty"`
+}
+
+// Deprecation returns the version's deprecation message, "" when it is
+// not deprecated. npm treats any truthy "deprecated" as deprecated
+// (npm-pick-manifest's !mani.deprecated): a value that is not a string
+// yet truthy (true, 1, an object) gives "deprecated", and false, 0, ""
+// and null give "".
+func (v PackumentVersion) Deprecation() string {
+	switch d := v.Deprecated.(type) {
+	case nil:
+		return ""
+	case string:
+		return d
+	case bool:
+		if !d {
+			return ""
+		}
+	case float64:
+		if d == 0 || math.IsNaN(d) {
+			return ""
+		}
+	}
+	return "deprecated"
 }
 
 // Dist locates and authenticates a version's tarball.

@@ -164,9 +164,9 @@ func (s *Store) Version(ctx context.Context, name, version string) (store.Versio
 	v := store.Version{Name: name, Version: version}
 	var state string
 	err := s.pool.QueryRow(ctx, `
-		SELECT integrity, state, reason, file_count, total_bytes, created_at
+		SELECT integrity, state, reason, file_count, total_bytes, created_at, deprecated
 		FROM versions WHERE name = $1 AND version = $2`, name, version,
-	).Scan(&v.Integrity, &state, &v.Reason, &v.FileCount, &v.TotalBytes, &v.CreatedAt)
+	).Scan(&v.Integrity, &state, &v.Reason, &v.FileCount, &v.TotalBytes, &v.CreatedAt, &v.Deprecated)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("postgres: look up %s@%s: %w", name, version, interpretError(err))
 	}

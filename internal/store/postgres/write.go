@@ -126,15 +126,15 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var id int64
 		err := tx.QueryRow(ctx, `
-			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes, ingest_format)
-			VALUES ($1, $2, 'ready', $3, $4, $5, $6)
+			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes, ingest_format, deprecated)
+			VALUES ($1, $2, 'ready', $3, $4, $5, $6, $7)
 			ON CONFLICT (name, version) DO UPDATE
 			SET state = 'ready', reason = '', integrity = EXCLUDED.integrity,
 			    file_count = EXCLUDED.file_count, total_bytes = EXCLUDED.total_bytes,
-			    ingest_format = EXCLUDED.ingest_format, updated_at = now()
+			    ingest_format = EXCLUDED.ingest_format, deprecated = EXCLUDED.deprecated, updated_at = now()
 			WHERE versions.state <> 'ready'
 			RETURNING id`,
-			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(), v.Format(),
+			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(), v.Format(), v.Deprecated,
 		).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrExists

@@ -219,9 +219,9 @@ func (s *Store) Version(ctx context.Context, name, version string) (store.Versio
 	var state string
 	var created int64
 	err := s.r.QueryRowContext(ctx, `
-		SELECT integrity, state, reason, file_count, total_bytes, created_at
+		SELECT integrity, state, reason, file_count, total_bytes, created_at, deprecated
 		FROM versions WHERE name = ? AND version = ?`, name, version,
-	).Scan(&v.Integrity, &state, &v.Reason, &v.FileCount, &v.TotalBytes, &created)
+	).Scan(&v.Integrity, &state, &v.Reason, &v.FileCount, &v.TotalBytes, &created, &v.Deprecated)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("sqlite: look up %s@%s: %w", name, version, interpretError(err))
 	}

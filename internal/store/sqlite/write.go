@@ -154,15 +154,15 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `
-			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes, created_at, updated_at, ingest_format)
-			VALUES (?, ?, 'ready', ?, ?, ?, ?, ?, ?)
+			INSERT INTO versions (name, version, state, integrity, file_count, total_bytes, created_at, updated_at, ingest_format, deprecated)
+			VALUES (?, ?, 'ready', ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, version) DO UPDATE
 			SET state = 'ready', reason = '', integrity = excluded.integrity,
 			    file_count = excluded.file_count, total_bytes = excluded.total_bytes,
-			    ingest_format = excluded.ingest_format, updated_at = excluded.updated_at
+			    ingest_format = excluded.ingest_format, deprecated = excluded.deprecated, updated_at = excluded.updated_at
 			WHERE versions.state <> 'ready'
 			RETURNING id`,
-			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(), now, now, v.Format(),
+			v.Name, v.Version, v.Integrity, len(v.Files), v.TotalBytes(), now, now, v.Format(), v.Deprecated,
 		).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrExists

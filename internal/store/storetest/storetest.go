@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"InvalidVersionRejected", testInvalidVersionRejected},
 		{"IndexRecord", testIndexRecord},
 		{"CommitRecordsIngestFormat", testCommitRecordsIngestFormat},
+		{"CommitRecordsDeprecation", testCommitRecordsDeprecation},
 		{"Catalog", testCatalog},
 		{"Maintenance", testMaintenance},
 		{"Project", testProject},
@@ -139,7 +140,7 @@ func checkReady(t *testing.T, s store.Store, fx fixture) {
 	}
 	want := store.Version{
 		Name: fx.v.Name, Version: fx.v.Version, Integrity: fx.v.Integrity, State: store.StateReady,
-		FileCount: len(fx.v.Files), TotalBytes: fx.v.TotalBytes(), CreatedAt: got.CreatedAt,
+		FileCount: len(fx.v.Files), TotalBytes: fx.v.TotalBytes(), CreatedAt: got.CreatedAt, Deprecated: fx.v.Deprecated,
 	}
 	if got != want {
 		t.Errorf("Version = %+v\nwant      %+v", got, want)
@@ -434,6 +435,23 @@ func testCommitReplacesFailed(t *testing.T, s store.Store) {
 	fx := small("1.0.0")
 	commit(t, s, fx)
 	checkReady(t, s, fx) // reason cleared, state ready
+}
+
+// testCommitRecordsDeprecation: a version's deprecation message reads back
+// as committed, whole and byte for byte (messages run long and hold any
+// text), also over a failed record; a version without one reads "".
+func testCommitRecordsDeprecation(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if err := s.MarkFailed(ctx, "left-pad", "1.0.0", "upstream 503"); err != nil {
+		t.Fatal(err)
+	}
+	fx := small("1.0.0")
+	fx.v.Deprecated = "use String.prototype.padStart — see https://example.com/why\n" + strings.Repeat("long ", 2000)
+	commit(t, s, fx)
+	checkReady(t, s, fx)
+	plain := small("1.0.1")
+	commit(t, s, plain)
+	checkReady(t, s, plain)
 }
 
 func testMarkFailedKeepsReady(t *testing.T, s store.Store) {
