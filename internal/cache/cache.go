@@ -7,8 +7,8 @@
 //
 // What is cached, and for how long:
 //
-//   - a version's file list (name@version) and small file bodies (by sha256)
-//     are immutable once committed, so they never expire locally; in Redis
+//   - a version's file list and record (name@version, once ready) and small
+//     file bodies (by sha256) are immutable once committed, so they never expire locally; in Redis
 //     they live for RedisTTL, which bounds Redis' memory together with its
 //     maxmemory policy;
 //   - a resolution (name@spec → exact version) moves when a dist-tag or a

@@ -244,6 +244,47 @@ func TestMissesAndErrorsAreNotCached(t *testing.T) {
 	}
 }
 
+// TestReadyVersionRecordsAreCached: the record of a ready version (which
+// explore reads with every answer, for its deprecation) is read from the
+// store once per cache and shared through Redis; a failed one is read
+// every time, so the fill that turns it ready is seen at once.
+func TestReadyVersionRecordsAreCached(t *testing.T) {
+	ctx := context.Background()
+	st := testStore(t, map[string][]byte{"a.js": []byte("a")})
+	prefix := redistest.Prefix(t)
+	a, b := New(openRedis(t, prefix, ""), DefaultOptions()), New(openRedis(t, prefix, ""), DefaultOptions())
+	want, err := st.Version(ctx, "pkg", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Cache{a, a, b} {
+		if got, err := c.Reader(st).Version(ctx, "pkg", "1.0.0"); err != nil || got.Integrity != want.Integrity || !got.CreatedAt.Equal(want.CreatedAt) || got.State != store.StateReady {
+			t.Fatalf("Version = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	if sa, sb := a.Stats(), b.Stats(); sa.Loads != 1 || sa.Local.Hits != 1 || sb.Loads != 0 || sb.Redis.Hits != 1 {
+		t.Errorf("loads %d and %d, local hits %d, Redis hits %d; want one store read in all", sa.Loads, sb.Loads, sa.Local.Hits, sb.Redis.Hits)
+	}
+	if err := st.MarkFailed(ctx, "pkg", "2.0.0", "upstream 503"); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Reader(st)
+	if v, err := r.Version(ctx, "pkg", "2.0.0"); err != nil || v.State != store.StateFailed {
+		t.Fatalf("failed Version = %+v, %v", v, err)
+	}
+	body := []byte("b")
+	if err := st.PutBlobs(ctx, []store.Blob{{Hash: store.HashOf(body), Data: body}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CommitVersion(ctx, store.NewVersion{Name: "pkg", Version: "2.0.0", Integrity: "sha512-y", Deprecated: "use 3",
+		Files: []store.File{{Path: "b.js", Size: 1, Hash: store.HashOf(body)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Version(ctx, "pkg", "2.0.0"); err != nil || v.State != store.StateReady || v.Deprecated != "use 3" {
+		t.Errorf("Version after the commit = %+v, %v; want ready, deprecated", v, err)
+	}
+}
+
 // registryResolver is the real resolver over the fake registry, with the
 // upstream client's packument cache on clk.
 func registryResolver(t *testing.T, reg *fakeregistry.Registry, st store.VersionReader, clk *clock, packumentTTL time.Duration) *resolve.Resolver {

@@ -3,15 +3,15 @@ package cache
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
-// Reader wraps st: Files and Blob are answered from the cache layers when
-// they can be; Version goes straight to st, since a version's state
-// changes when a fill commits it and nothing hot asks for it.
+// Reader wraps st: Files, Blob and the Version of a ready version are
+// answered from the cache layers when they can be.
 func (c *Cache) Reader(st store.Reader) store.Reader { return &reader{c: c, st: st} }
 
 type reader struct {
@@ -19,8 +19,25 @@ type reader struct {
 	st store.Reader
 }
 
+var versionCodec = codec[store.Version]{
+	encode: func(v store.Version) []byte { b, _ := json.Marshal(v); return b },
+	decode: func(b []byte) (v store.Version, err error) { err = json.Unmarshal(b, &v); return v, err },
+	cost: func(v store.Version) int64 {
+		return int64(len(v.Name) + len(v.Version) + len(v.Integrity) + len(v.Deprecated) + 64)
+	},
+}
+
+// Version caches the record of a ready version for good, as Files does
+// its list: explore reads it with every answer (its deprecation). A
+// failed or missing version is read from st every time, since a fill
+// turns it ready; none reaches here from explore, which asks only after
+// Files found the version.
 func (r *reader) Version(ctx context.Context, name, version string) (store.Version, error) {
-	return r.st.Version(ctx, name, version)
+	return lookup(ctx, r.c, "version:"+name+"@"+version, 0, versionCodec,
+		func(ctx context.Context) (store.Version, bool, error) {
+			v, err := r.st.Version(ctx, name, version)
+			return v, err == nil && v.State == store.StateReady, err
+		})
 }
 
 var filesCodec = codec[[]store.File]{encode: encodeFiles, decode: decodeFiles, cost: filesCost}

@@ -140,6 +140,9 @@ type Config struct {
 	// the files (the rest comes on later pages).
 	AnswerBytes, ReadAnswerBytes, MaxAnswerBytes int
 	GrepMatchesPerFile                           int
+	// DeprecationNoteBytes caps the registry's deprecation message an
+	// answer about a deprecated version quotes in its notes.
+	DeprecationNoteBytes int
 
 	// Glob: patterns per request, bytes per pattern, brace groups per
 	// pattern and alternatives they may expand to.
@@ -355,6 +358,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.ReadAnswerBytes, "read-answer-bytes", "bytes a read answer holds when the request gives no maxBytes")
 	b.Int(&c.MaxAnswerBytes, "max-answer-bytes", "largest maxBytes a request may ask for")
 	b.Int(&c.GrepMatchesPerFile, "grep-matches-per-file", "matches of one file on grep's first pass over the files, when maxMatchesPerFile is not given")
+	b.Int(&c.DeprecationNoteBytes, "deprecation-note-bytes", "bytes of a version's deprecation message an answer about it quotes in its notes")
 
 	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "most glob patterns per request")
 	b.Int(&c.MaxGlobPatternBytes, "max-glob-pattern-bytes", "longest glob pattern")
@@ -471,6 +475,7 @@ func (c Config) Validate() error {
 	positive("max-diff-work", int64(c.MaxDiffWork))
 	positive("max-diff-page-work", int64(c.MaxDiffPageWork))
 	positive("grep-matches-per-file", int64(c.GrepMatchesPerFile))
+	positive("deprecation-note-bytes", int64(c.DeprecationNoteBytes))
 	for _, b := range []struct {
 		name string
 		n    int

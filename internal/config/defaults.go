@@ -76,20 +76,21 @@ func Default() Config {
 		MaxFileBytes:     ing.MaxFileBytes,
 		CompressWorkers:  blobcodec.DefaultConfig().Workers,
 
-		DefaultReadLimit:    ex.DefaultReadLimit,
-		MaxReadLimit:        ex.MaxReadLimit,
-		MaxLineWidth:        ex.MaxLineWidth,
-		MaxReadBytes:        ex.MaxReadBytes,
-		MaxDiffWork:         ex.DiffMaxWork,
-		MaxDiffPageWork:     ex.DiffPageWork,
-		AnswerBytes:         ex.AnswerBytes,
-		ReadAnswerBytes:     ex.ReadAnswerBytes,
-		MaxAnswerBytes:      ex.MaxAnswerBytes,
-		GrepMatchesPerFile:  ex.MatchesPerFile,
-		MaxGlobPatterns:     ex.Glob.MaxPatterns,
-		MaxGlobPatternBytes: ex.Glob.MaxPatternBytes,
-		MaxGlobBraceGroups:  ex.Glob.MaxBraceGroups,
-		MaxGlobAlternatives: ex.Glob.MaxAlternatives,
+		DefaultReadLimit:     ex.DefaultReadLimit,
+		MaxReadLimit:         ex.MaxReadLimit,
+		MaxLineWidth:         ex.MaxLineWidth,
+		MaxReadBytes:         ex.MaxReadBytes,
+		MaxDiffWork:          ex.DiffMaxWork,
+		MaxDiffPageWork:      ex.DiffPageWork,
+		AnswerBytes:          ex.AnswerBytes,
+		ReadAnswerBytes:      ex.ReadAnswerBytes,
+		MaxAnswerBytes:       ex.MaxAnswerBytes,
+		GrepMatchesPerFile:   ex.MatchesPerFile,
+		DeprecationNoteBytes: ex.DeprecationNoteBytes,
+		MaxGlobPatterns:      ex.Glob.MaxPatterns,
+		MaxGlobPatternBytes:  ex.Glob.MaxPatternBytes,
+		MaxGlobBraceGroups:   ex.Glob.MaxBraceGroups,
+		MaxGlobAlternatives:  ex.Glob.MaxAlternatives,
 		// 32 KiB and 64 wildcards: the worst request they admit costs
 		// 0.08 s of CPU on 20,000 paths (docs/RELIABILITY.md).
 		MaxGlobExpandedBytes: ex.Glob.MaxExpandedBytes,
@@ -223,7 +224,7 @@ func (c Config) Explore() explore.Limits {
 	l.MaxMatches, l.MaxContextLines = c.MaxMatches, c.MaxContextLines
 	l.DiffMaxWork, l.DiffPageWork = c.MaxDiffWork, c.MaxDiffPageWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
-	l.MatchesPerFile = c.GrepMatchesPerFile
+	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

@@ -207,7 +207,33 @@ func (c *core) Stored(ctx context.Context, name, version string) (*Opened, error
 	if err != nil {
 		return nil, fmt.Errorf("listing %s@%s: %w", name, version, err)
 	}
-	return &Opened{Name: name, Version: version, Files: files}, nil
+	return &Opened{Name: name, Version: version, Files: files, Deprecated: c.deprecation(ctx, name, version)}, nil
+}
+
+// cachedVersions is the registry client's memory of version entries,
+// refreshed by every packument and manifest it reads.
+type cachedVersions interface {
+	CachedVersion(name, version string) (upstream.PackumentVersion, bool)
+}
+
+// deprecation is name@version's deprecation message: what the registry
+// said last, when the registry client still holds the version's entry
+// from a packument or manifest (so a version deprecated after it was
+// stored is seen once a range or tag was resolved again), else what it
+// said when the version was stored. Neither asks the registry. A store
+// that cannot answer gives "": the note is a hint, never a reason to
+// fail the answer.
+func (c *core) deprecation(ctx context.Context, name, version string) string {
+	if cv, ok := c.pkgs.(cachedVersions); ok {
+		if pv, ok := cv.CachedVersion(name, version); ok {
+			return pv.Deprecation()
+		}
+	}
+	v, err := c.store.Version(ctx, name, version)
+	if err != nil {
+		return ""
+	}
+	return v.Deprecated
 }
 
 func (c *core) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error) {

@@ -13,9 +13,11 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr/fakejsdelivr"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/resolve"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
@@ -56,7 +58,7 @@ func newChain(t *testing.T) *chain {
 		t.Fatal(err)
 	}
 	svc := explore.New(explore.Options{
-		Store: st, Resolver: resolve.New(up, st), Filler: fill.New(st, up, fill.Options{Timeout: time.Minute}), Packuments: up,
+		Store: st, Resolver: resolve.New(up, st), Filler: fill.New(st, up, fill.Options{Timeout: time.Minute, Ingest: ingest.DefaultLimits()}), Packuments: up,
 		Access: func(_ context.Context, name string) error {
 			if strings.HasPrefix(name, "@priv/") {
 				return &explore.ForbiddenError{Name: name, Why: "test"}
@@ -64,7 +66,7 @@ func newChain(t *testing.T) *chain {
 			return nil
 		},
 		Fallback: jsdelivr.NewFallback(jc, jsdelivr.DefaultFallbackOptions()),
-		Limits:   explore.Limits{DefaultReadLimit: 10, MaxReadLimit: 10, MaxLineWidth: 100, MaxReadBytes: 1000},
+		Limits:   explore.Limits{DefaultReadLimit: 10, MaxReadLimit: 10, MaxLineWidth: 100, MaxReadBytes: 1000, DeprecationNoteBytes: 80, Glob: pathglob.DefaultLimits()},
 	})
 	return &chain{svc: svc, reg: reg, fj: fj}
 }

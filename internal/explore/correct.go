@@ -60,10 +60,26 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 		return nil, Answer{}, s.unknownPackage(ctx, r.PackageName, err)
 	}
 	a := Answer{PackageName: o.Name, Version: o.Version, ResolvedFrom: resolvedFrom(r.Version), Source: o.Source, Notes: notes}
+	// Said once per answer: not again on the pages that continue it
+	// (a cursor, a read from a later line or column).
+	if o.Deprecated != "" && r.Cursor == "" && r.Offset <= 1 && r.Column <= 1 {
+		a.Notes = append(a.Notes, s.deprecationNote(o))
+	}
 	if s.browse != "" {
 		a.Browse = s.browse + "/browse/" + o.Name + "@" + o.Version + "/"
 	}
 	return o, a, nil
+}
+
+// deprecationNote tells the first page of an answer that the version is
+// deprecated, in the registry's words, cut at Limits.DeprecationNoteBytes
+// (one line: newlines become spaces).
+func (s *Service) deprecationNote(o *Opened) string {
+	msg := strings.Join(strings.Fields(o.Deprecated), " ")
+	if limit := s.lim.DeprecationNoteBytes; limit > 0 && len(msg) > limit {
+		msg = strings.ToValidUTF8(msg[:limit], "") + fmt.Sprintf("… [cut at %d bytes, setting deprecation-note-bytes]", limit)
+	}
+	return fmt.Sprintf("%s@%s is deprecated: %s", o.Name, o.Version, msg)
 }
 
 // resolvedFrom says why the version answered was chosen.

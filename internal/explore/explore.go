@@ -71,6 +71,9 @@ type Limits struct {
 	// MatchesPerFile is grep's default per-file cap on the first pass
 	// over the files in content mode (the rest comes on later pages).
 	MatchesPerFile int
+	// DeprecationNoteBytes is the most of a version's deprecation message
+	// the first page of an answer quotes in its notes; the rest is cut.
+	DeprecationNoteBytes int
 }
 
 // Options are what New composes the chain from.
@@ -163,6 +166,10 @@ type Opened struct {
 	// Source is "" for a stored version, the fallback's name (jsdelivr)
 	// when the fallback answered; its files are then the fallback's.
 	Source string
+	// Deprecated is the registry's deprecation message of the version, ""
+	// when it is not deprecated (or the fallback answered, which does not
+	// say).
+	Deprecated string
 	// cause is the registry failure that led to the fallback, nil when
 	// the fallback answered within the cold budget.
 	cause error

@@ -23,7 +23,11 @@ func DefaultLimits() Limits {
 		// Ten lines of one file show how it uses a name; the eleventh
 		// rarely adds to that, while it delays every other file.
 		MatchesPerFile: 10,
-		Glob:           pathglob.DefaultLimits(),
+		// Most messages are one line ("request has been deprecated, see
+		// <issue URL>" is 79 bytes); a few paste a whole migration guide.
+		// 300 bytes keep the line and the link that says what to use.
+		DeprecationNoteBytes: 300,
+		Glob:                 pathglob.DefaultLimits(),
 		// About a second of line diff (diff.DefaultMaxWork says why).
 		DiffMaxWork: diff.DefaultMaxWork,
 		// Two files' worth: a page ends after about two seconds of line

@@ -278,6 +278,20 @@ func (r *Registry) SetDistTag(name, tag, ver string) {
 	}
 }
 
+// Deprecate sets the deprecation message of name@version, as `npm
+// deprecate` does; "" takes it back.
+func (r *Registry) Deprecate(name, ver, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pkgs[name]
+	if p == nil || p.versions[ver] == nil {
+		r.t.Errorf("fakeregistry: Deprecate(%q, %q): version not published", name, ver)
+		return
+	}
+	p.versions[ver].deprecated = msg
+	p.modified = time.Now().UTC()
+}
+
 // TarballDownloads counts GET requests for the tarball of name@version,
 // including those answered with a Fail status.
 func (r *Registry) TarballDownloads(name, ver string) int {

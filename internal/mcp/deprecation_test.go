@@ -1,0 +1,32 @@
+package mcp_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/mcp"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// TestDeprecatedVersionNoteInText: the tool's text says the version is
+// deprecated right under its first line, as the JSON's notes do; asked
+// without a version, the answer is the version npm install picks, which
+// passes over a deprecated latest.
+func TestDeprecatedVersionNoteInText(t *testing.T) {
+	m := newMirror(t)
+	tgz := tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"})
+	m.reg.Publish("left", "1.0.0", tgz)
+	m.reg.Publish("left", "1.1.0", tgz, fakeregistry.Deprecated("broken build, use 1.0.0"))
+	cs := inMemory(t, m.app.Service, mcp.Options{})
+	txt := text(call(t, cs, `{"action":"list","packageName":"left","version":"latest"}`))
+	if want := "left@1.1.0 (dist-tag latest) 1 files, "; !strings.HasPrefix(txt, want) {
+		t.Errorf("text = %q, want it to start %q", txt, want)
+	}
+	if want := "\n[note: left@1.1.0 is deprecated: broken build, use 1.0.0]\n"; !strings.Contains(txt, want) {
+		t.Errorf("text = %q, want %q", txt, want)
+	}
+	if txt := text(call(t, cs, `{"action":"list","packageName":"left"}`)); !strings.HasPrefix(txt, "left@1.0.0 ") || strings.Contains(txt, "deprecated") {
+		t.Errorf("no version given: %q, want 1.0.0 without a deprecation note", txt)
+	}
+}
