@@ -159,7 +159,10 @@ type Config struct {
 	// MaxGrepPatternBytes; it returns DefaultMaxMatches lines unless asked
 	// for up to MaxMatches, at most MaxContextLines of context, at most
 	// MaxGrepOutputBytes of text, lines cut to a GrepLineWindow-byte window
-	// around the match, and stops after GrepTimeout with what it found.
+	// around the match (a long line shows at most GrepWindowsPerLine
+	// windows, one per match, and counts the rest up to
+	// GrepLineMatchesCounted), and stops after GrepTimeout with what it
+	// found.
 	IndexDir          string
 	MaxOpenIndexes    int
 	MaxOpenIndexBytes int64
@@ -175,6 +178,7 @@ type Config struct {
 	IndexSpoolBytes                                     int64
 	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
+	GrepWindowsPerLine, GrepLineMatchesCounted          int
 	GrepTimeout                                         time.Duration
 
 	// JSDelivrFallback answers list, glob, read and grep from jsDelivr
@@ -380,6 +384,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxContextLines, "max-context-lines", "largest contextLines a grep may ask for")
 	b.Int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "most text bytes one grep returns")
 	b.Int(&c.GrepLineWindow, "grep-line-window", "bytes of a long line shown around a match")
+	b.Int(&c.GrepWindowsPerLine, "grep-windows-per-line", "windows one long line shows, one per match; its later matches are counted")
+	b.Int(&c.GrepLineMatchesCounted, "grep-line-matches-counted", "most matches of one long line counted after its last window")
 	b.Dur(&c.GrepTimeout, "grep-timeout", "time one grep may take before answering with what it found")
 
 	b.Boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
@@ -502,6 +508,7 @@ func (c Config) Validate() error {
 	positive("max-grep-pattern-bytes", int64(c.MaxGrepPatternBytes))
 	positive("default-max-matches", int64(c.DefaultMaxMatches))
 	positive("max-grep-output-bytes", int64(c.MaxGrepOutputBytes))
+	positive("grep-windows-per-line", int64(c.GrepWindowsPerLine))
 	positive("grep-timeout", int64(c.GrepTimeout))
 	// The registry client once took a zero or negative value here as its
 	// default, silently; config is built from its defaults now, so a value
@@ -532,6 +539,7 @@ func (c Config) Validate() error {
 	}
 	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
 	notNegative("max-context-lines", int64(c.MaxContextLines))
+	notNegative("grep-line-matches-counted", int64(c.GrepLineMatchesCounted))
 	notNegative("project-ready-versions", int64(c.ProjectReadyVersions))
 	notNegative("cache-local-bytes", c.CacheLocalBytes)
 	notNegative("cache-max-body-bytes", c.CacheMaxBodyBytes)

@@ -103,16 +103,18 @@ func Default() Config {
 		MaxIndexBuilds:    so.MaxBuilds,
 		// next@16.4.6, among npm's largest, indexes to 232 MB; 1 GiB keeps
 		// room for 4x that and bounds the disk one version can take.
-		MaxIndexBytes:       so.Build.MaxIndexBytes,
-		IndexCacheBytes:     so.CacheBytes,
-		IndexSpoolBytes:     so.SpoolBytes,
-		MaxGrepPatternBytes: sl.MaxPatternBytes,
-		DefaultMaxMatches:   sl.DefaultMaxMatches,
-		MaxMatches:          sl.MaxMatches,
-		MaxContextLines:     sl.MaxContextLines,
-		MaxGrepOutputBytes:  sl.MaxOutputBytes,
-		GrepLineWindow:      sl.MaxLineWindow,
-		GrepTimeout:         sl.Timeout,
+		MaxIndexBytes:          so.Build.MaxIndexBytes,
+		IndexCacheBytes:        so.CacheBytes,
+		IndexSpoolBytes:        so.SpoolBytes,
+		MaxGrepPatternBytes:    sl.MaxPatternBytes,
+		DefaultMaxMatches:      sl.DefaultMaxMatches,
+		MaxMatches:             sl.MaxMatches,
+		MaxContextLines:        sl.MaxContextLines,
+		MaxGrepOutputBytes:     sl.MaxOutputBytes,
+		GrepLineWindow:         sl.MaxLineWindow,
+		GrepWindowsPerLine:     sl.MaxWindowsPerLine,
+		GrepLineMatchesCounted: sl.MaxLineMatchesCounted,
+		GrepTimeout:            sl.Timeout,
 
 		// jsDelivr's public hosts: a CDN over the public registry, not a
 		// registry.
@@ -201,6 +203,7 @@ func (c Config) GrepLimits() index.SearchLimits {
 	l.DefaultMaxMatches, l.MaxMatches = c.DefaultMaxMatches, c.MaxMatches
 	l.MaxContextLines, l.MaxOutputBytes = c.MaxContextLines, c.MaxGrepOutputBytes
 	l.MaxLineWindow, l.Timeout = c.GrepLineWindow, c.GrepTimeout
+	l.MaxWindowsPerLine, l.MaxLineMatchesCounted = c.GrepWindowsPerLine, c.GrepLineMatchesCounted
 	return l
 }
 

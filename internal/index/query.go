@@ -35,6 +35,21 @@ type plan struct {
 	lits    []string       // case-sensitive literals every match contains
 	pure    bool           // the pattern is the single literal lits[0]
 	alpha   *[256]bool     // bytes a match may contain; nil if nearly any
+
+	// src is re's source; after is src behind one rune of the line
+	// ([^\n](src)), compiled on first use (afterOnce): it finds the first
+	// match that starts after a given byte, with that byte as context
+	// (Match.Windows).
+	src       string
+	afterOnce sync.Once
+	after     *regexp.Regexp
+}
+
+// afterRe returns p.after, compiling it on first use. It cannot fail: src
+// compiled, and one more rune and group keep it valid.
+func (p *plan) afterRe() *regexp.Regexp {
+	p.afterOnce.Do(func() { p.after = regexp.MustCompile(`[^\n](` + p.src + `)`) })
+	return p.after
 }
 
 // Compiled keeps a query's compiled pattern across Search calls. Parsing,
@@ -119,6 +134,7 @@ func compile(q Query, lim SearchLimits) (*plan, error) {
 		return nil, err
 	}
 	p.re, err = regexp.Compile(src)
+	p.src = src
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, ErrBadPattern)
 	}

@@ -44,6 +44,14 @@ type Query struct {
 	// skip what an earlier page returned, or defer the first matches of
 	// each file to a later pass (internal/explore's paging).
 	Skip func(path string, line, n int) bool `json:"-"`
+	// Tally, when set, is asked about each file with candidate lines
+	// before its lines are scanned. A file it returns true for is counted,
+	// not listed: its matching lines give one Match with Count set to
+	// their number (Line 0, no text). MaxMatchesPerFile and Skip do not
+	// apply to it; it counts as one match toward MaxMatches. Callers use
+	// it for a file with the same bytes as one already answered
+	// (internal/explore), whose lines would repeat that file's.
+	Tally func(path string) bool `json:"-"`
 	// Compiled, when set, keeps the pattern compiled from one Search to
 	// the next: a caller running one query over many indexes sets it to
 	// one new(Compiled) for all of them (see Compiled). Nil compiles the
@@ -65,6 +73,17 @@ type SearchLimits struct {
 	// (and of each context line); a longer line is cut to a window
 	// around the match. Minified bundles have lines of several MB.
 	MaxLineWindow int
+	// MaxWindowsPerLine is the most windows one long line shows: Text
+	// around its first match, then Match.Windows around later matches
+	// that no window before shows. A 2 MB one-line bundle holds useState
+	// dozens of times; 5 windows of 512 bytes cost 2.6 KB, under a tenth
+	// of a 32 KiB answer. The matches after the last window are counted
+	// (Match.MoreInLine), up to MaxLineMatchesCounted.
+	MaxWindowsPerLine int
+	// MaxLineMatchesCounted caps Match.MoreInLine: counting runs the
+	// pattern once per match, so a pattern matching every byte of a
+	// multi-MB line stops at this count (Match.MoreInLineCapped).
+	MaxLineMatchesCounted int
 	// MaxOutputBytes caps the bytes of text returned (paths, lines and
 	// context); the search stops with TruncatedBy "outputBytes".
 	MaxOutputBytes int
@@ -94,18 +113,23 @@ func DefaultSearchLimits() SearchLimits {
 		MaxPatternBytes:   4096,
 		MaxProgramSize:    5000,
 		MaxLineWindow:     512,
-		MaxOutputBytes:    8 << 20,
-		Timeout:           10 * time.Second,
-		DefaultMaxMatches: 100,
-		MaxMatches:        100_000,
-		MaxContextLines:   20,
-		MaxSkippedListed:  1000,
-		MaxFastWork:       1 << 25,
+		MaxWindowsPerLine: 5,
+		// 1000 counts costs about 1 ms for a literal; an agent needs to
+		// know "many", not the exact number, to decide to read the line.
+		MaxLineMatchesCounted: 1000,
+		MaxOutputBytes:        8 << 20,
+		Timeout:               10 * time.Second,
+		DefaultMaxMatches:     100,
+		MaxMatches:            100_000,
+		MaxContextLines:       20,
+		MaxSkippedListed:      1000,
+		MaxFastWork:           1 << 25,
 	}
 }
 
 func (l SearchLimits) validate() error {
 	if l.MaxPatternBytes <= 0 || l.MaxProgramSize <= 0 || l.MaxLineWindow < 16 || l.MaxOutputBytes <= 0 ||
+		l.MaxWindowsPerLine < 1 || l.MaxLineMatchesCounted < 0 ||
 		l.Timeout <= 0 || l.DefaultMaxMatches <= 0 || l.MaxMatches < l.DefaultMaxMatches ||
 		l.MaxContextLines < 0 || l.MaxSkippedListed < 0 || l.MaxFastWork <= 0 {
 		return fmt.Errorf("index: invalid SearchLimits %+v", l)
@@ -130,9 +154,32 @@ type Match struct {
 	TextOffset int
 	// LineBytes is the length of the whole line.
 	LineBytes int
+	// Windows are, for a line over MaxLineWindow bytes, windows around
+	// its later matches, each around the first match that the windows
+	// before it (Text's too) do not show in full, at most
+	// MaxWindowsPerLine-1.
+	Windows []Window
+	// MoreInLine counts the line's matches after the last window that
+	// no window shows (at most MaxLineMatchesCounted, then
+	// MoreInLineCapped is set); MoreColumn is the 1-based byte column of
+	// the first of them.
+	MoreInLine, MoreColumn int
+	MoreInLineCapped       bool
 	// Before and After are up to ContextLines lines around the match,
 	// each cut to MaxLineWindow bytes from its start.
 	Before, After []string
+	// Count is, for a file Query.Tally chose, its number of matching
+	// lines; Line is then 0 and the other fields empty.
+	Count int
+}
+
+// Window is a part of a long line around one match.
+type Window struct {
+	// Column is the 1-based byte column of the match in the line.
+	Column int
+	// Text is the window, starting at byte TextOffset of the line.
+	Text       string
+	TextOffset int
 }
 
 // SkippedFile is a file not searched, with the reason.
@@ -240,7 +287,8 @@ type searcher struct {
 	blo, bhi    int // its blocks
 	fileMatches int
 	fileDone    bool
-	curPos      int // a line start whose number is curLine
+	tally       bool // the file is counted, not listed (Query.Tally)
+	curPos      int  // a line start whose number is curLine
 	curLine     int
 }
 
@@ -415,6 +463,13 @@ func (s *searcher) run(units unitSet) {
 		}
 		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, ix.contText(ci), lo, hi
 		s.fileMatches, s.fileDone, s.curPos, s.curLine = 0, false, 0, 1
+		s.tally = false
+		if s.q.Tally != nil {
+			if s.path == "" {
+				s.path = ix.filePath(fi)
+			}
+			s.tally = s.q.Tally(s.path)
+		}
 		if s.tick() {
 			return
 		}
@@ -425,6 +480,13 @@ func (s *searcher) run(units unitSet) {
 			s.scanRuns(s.lineRanges(mine, units.all))
 		default:
 			s.scanLines(s.lineRanges(mine, units.all))
+		}
+		if s.tally && s.fileMatches > 0 && !s.stopped {
+			if len(s.res.Matches) >= s.maxMatches {
+				s.stop(TruncMaxMatches)
+				return
+			}
+			s.add(Match{File: s.path, Count: s.fileMatches}, len(s.path)+64)
 		}
 	}
 }
@@ -579,12 +641,12 @@ func (s *searcher) scanRuns(ranges []span) {
 			i, j = pos+i, pos+j
 			pos = j + 1 // text[j] is outside the alphabet (or the range end)
 			wa, wb := max(i-1, 0), min(j+1, n)
-			ms, _, ok := s.exec(text[wa:wb])
+			ms, me, ok := s.exec(text[wa:wb])
 			if !ok {
 				continue
 			}
 			ls, le := s.lineStart(wa+ms), s.lineEnd(wa+ms)
-			s.emit(ls, le, wa+ms, wa+ms)
+			s.emit(ls, le, wa+ms, wa+me)
 			pos = le + 1
 			skip = pos
 		}
@@ -718,6 +780,10 @@ func (s *searcher) lineNumber(ls int) int {
 
 // emit records a match at [ms, me) on the line [ls, le).
 func (s *searcher) emit(ls, le, ms, me int) {
+	if s.tally {
+		s.fileMatches++
+		return
+	}
 	if s.q.MaxMatchesPerFile > 0 && s.fileMatches >= s.q.MaxMatchesPerFile {
 		s.fileDone = true
 		s.res.Truncated = true
@@ -743,8 +809,14 @@ func (s *searcher) emit(ls, le, ms, me int) {
 		s.path = s.ix.filePath(s.fi)
 	}
 	m := Match{File: s.path, Line: s.lineNumber(ls), Column: ms - ls + 1, LineBytes: le - ls}
-	m.Text, m.TextOffset = s.window(ls, le, ms)
+	m.Text, m.TextOffset = s.window(ls, le, ms, ls)
 	size := len(m.File) + len(m.Text) + 64
+	if le-ls > s.lim.MaxLineWindow {
+		s.lineWindows(&m, ls, le, ms, me)
+		for _, w := range m.Windows {
+			size += len(w.Text) + 32
+		}
+	}
 	if c := s.q.ContextLines; c > 0 {
 		for a, i := ls, 0; i < c && a > 0; i++ {
 			b := a - 1
@@ -764,24 +836,99 @@ func (s *searcher) emit(ls, le, ms, me int) {
 			size += len(t) + 8
 		}
 	}
+	if s.add(m, size) {
+		s.fileMatches++
+	}
+}
+
+// add appends m, of size bytes, to the result unless it would pass
+// MaxOutputBytes (then the search stops); it reports whether it did.
+func (s *searcher) add(m Match, size int) bool {
 	if s.outBytes+size > s.lim.MaxOutputBytes {
 		s.stop(TruncOutputBytes)
-		return
+		return false
 	}
 	s.outBytes += size
-	s.fileMatches++
 	s.res.Matches = append(s.res.Matches, m)
+	return true
+}
+
+// lineWindows gives m, the first match [ms, me) of the long line
+// [ls, le), a window per later match that the windows before it do not
+// show in full, up to MaxWindowsPerLine in all, then counts the matches
+// left. Matches are found as Go's FindAll finds them: each the leftmost
+// one starting at or after the end of the one before (one byte on, after
+// an empty match).
+func (s *searcher) lineWindows(m *Match, ls, le, ms, me int) {
+	shown := ls + m.TextOffset + len(m.Text) // the end of the last window
+	for p := max(me, ms+1); p <= le; {
+		a, b, ok := s.nextMatch(le, p)
+		if !ok || a < p {
+			return // a < p cannot be; it would loop
+		}
+		p = max(b, a+1)
+		switch {
+		case b <= shown:
+			continue // the window before shows it
+		case len(m.Windows)+1 < s.lim.MaxWindowsPerLine:
+			w := Window{Column: a - ls + 1}
+			w.Text, w.TextOffset = s.window(ls, le, a, min(shown, a))
+			m.Windows = append(m.Windows, w)
+			shown = ls + w.TextOffset + len(w.Text)
+			continue
+		case m.MoreInLine == 0:
+			m.MoreColumn = a - ls + 1
+		}
+		if m.MoreInLine >= s.lim.MaxLineMatchesCounted {
+			m.MoreInLineCapped = true
+			return
+		}
+		m.MoreInLine++
+		if s.tick() {
+			return
+		}
+	}
+}
+
+// nextMatch returns the leftmost match (of submatch p.col) of the line
+// ending at le that starts at or after p, itself after the line start:
+// the byte before p is the match's context (for ^, \b and wholeWord).
+func (s *searcher) nextMatch(le, p int) (int, int, bool) {
+	if s.p.pure && s.lit != nil {
+		i := s.find.index(s.text[p:le])
+		if i < 0 {
+			return 0, 0, false
+		}
+		return p + i, p + i + len(s.lit), true
+	}
+	a := p - 1
+	ms, me, ok := s.exec(s.text[a:le])
+	if !ok {
+		return 0, 0, false
+	}
+	if a+ms >= p {
+		return a + ms, a + me, true
+	}
+	// The leftmost match starts at the byte before p: it overlaps the
+	// match before, or matched for want of its own context (^ at the
+	// slice start). Look again for one behind that byte.
+	ms, me, ok = s.execCol(s.p.afterRe(), s.p.col+1, s.text[a:le])
+	if !ok {
+		return 0, 0, false
+	}
+	return a + ms, a + me, true
 }
 
 // window returns the line [ls, le), or for a long line MaxLineWindow bytes
-// of it starting a third of a window before the match, cut at UTF-8
-// boundaries, with its offset in the line.
-func (s *searcher) window(ls, le, ms int) (string, int) {
+// of it starting a third of a window before the match at ms (but not
+// before floor, where the window before ends), cut at UTF-8 boundaries,
+// with its offset in the line.
+func (s *searcher) window(ls, le, ms, floor int) (string, int) {
 	w := s.lim.MaxLineWindow
 	if le-ls <= w {
 		return string(s.text[ls:le]), 0
 	}
-	a := max(ls, ms-w/3)
+	a := max(ls, floor, ms-w/3)
 	b := a + w
 	if b > le {
 		b = le
@@ -821,7 +968,11 @@ func (s *searcher) exec(b []byte) (int, int, bool) {
 
 // execRe is exec with another regexp of the same plan (p.anch).
 func (s *searcher) execRe(re *regexp.Regexp, b []byte) (int, int, bool) {
-	c := s.p.col
+	return s.execCol(re, s.p.col, b)
+}
+
+// execCol is execRe giving the bounds of submatch c.
+func (s *searcher) execCol(re *regexp.Regexp, c int, b []byte) (int, int, bool) {
 	if int64(len(b))*int64(s.p.progLen) <= s.lim.MaxFastWork {
 		var loc []int
 		if c == 0 {

@@ -1,0 +1,164 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestLongLineShowsAWindowPerMatch: a long line's later matches get a
+// window each, up to MaxWindowsPerLine in all; a match inside the window
+// before gets none, and those past the last window are counted, the
+// first's column given so that read can go there.
+func TestLongLineShowsAWindowPerMatch(t *testing.T) {
+	line := []byte(strings.Repeat("x", 20_000))
+	at := []int{1000, 1010, 5000, 9000, 12000, 15000, 18000}
+	for _, p := range at {
+		copy(line[p:], "useState")
+	}
+	ix := buildBytes(t, []Doc{{Path: "bundle.js", Data: append(line, '\n')}}, DefaultBuildLimits())
+	lim := DefaultSearchLimits()
+	lim.MaxWindowsPerLine = 3
+	res, err := ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("Search = %+v, %v; want one matching line", res, err)
+	}
+	m := res.Matches[0]
+	var cols []int
+	for _, w := range m.Windows {
+		cols = append(cols, w.Column)
+		if got := line[w.Column-1 : w.Column-1+8]; string(got) != "useState" || !strings.Contains(w.Text, "useState") ||
+			w.Text != string(line[w.TextOffset:w.TextOffset+len(w.Text)]) {
+			t.Errorf("window %+v does not show the match at its column", w)
+		}
+	}
+	// 1010 lies in the first window (around 1000): no window of its own.
+	if m.Column != 1001 || fmt.Sprint(cols) != "[5001 9001]" {
+		t.Errorf("columns %d then %v; want 1001 then [5001 9001]", m.Column, cols)
+	}
+	if m.MoreInLine != 3 || m.MoreColumn != 12001 || m.MoreInLineCapped {
+		t.Errorf("more = %d from %d (capped %v); want 3 from 12001", m.MoreInLine, m.MoreColumn, m.MoreInLineCapped)
+	}
+
+	lim.MaxLineMatchesCounted = 2
+	res, _ = ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
+	if m := res.Matches[0]; m.MoreInLine != 2 || !m.MoreInLineCapped {
+		t.Errorf("capped count: more = %d, capped %v; want 2, capped", m.MoreInLine, m.MoreInLineCapped)
+	}
+
+	// A short line stays one line, as grep -n prints it.
+	ix = buildBytes(t, []Doc{{Path: "a.js", Data: []byte("useState(useState(useState))\n")}}, DefaultBuildLimits())
+	res, _ = ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
+	if m := res.Matches[0]; len(m.Windows) != 0 || m.MoreInLine != 0 {
+		t.Errorf("short line: %+v; want one plain match", m)
+	}
+}
+
+// TestLineWindowsFollowFindAll: over random long lines and patterns with
+// context (^, \b, classes, repeats), the windows' columns are matches Go's
+// FindAll finds in the whole line, and every match it finds is a window's
+// or lies inside the window before; past the last window, the count is
+// that of FindAll's matches not shown.
+func TestLineWindowsFollowFindAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	words := []string{"foo", "fooBar", "a", "aa", " ", "_", "12", "é", "\t", "ab", "^", "."}
+	var lines []string
+	for range 20 {
+		var b strings.Builder
+		for b.Len() < 3000 {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		lines = append(lines, b.String())
+	}
+	var docs []Doc
+	for i, l := range lines {
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%02d.js", i), Data: []byte(l + "\n")})
+	}
+	ix := buildBytes(t, docs, smallBlocks())
+	for _, pat := range []string{`foo`, `\bfoo\w*`, `^fo+`, `a+`, `[0-9]{2}`, `(?i)FOOB`, `é\s`, `\Bo`, `a|aa`, `o\b`} {
+		re := regexp.MustCompile(pat)
+		for _, windows := range []int{1, 1000} {
+			lim := DefaultSearchLimits()
+			lim.MaxLineWindow, lim.MaxWindowsPerLine, lim.MaxLineMatchesCounted = 16, windows, 1<<20
+			res, err := ix.Search(context.Background(), Query{Pattern: pat, MaxMatches: 1000}, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Matches {
+				var i int
+				fmt.Sscanf(m.File, "f%02d.js", &i)
+				line := lines[i]
+				all := re.FindAllStringIndex(line, -1)
+				shown := map[int]bool{m.Column: true}
+				for _, w := range m.Windows {
+					shown[w.Column] = true
+				}
+				end := m.TextOffset + len(m.Text) // the end of the window before
+				wi, more := 0, 0
+				for _, loc := range all[1:] {
+					switch {
+					case loc[1] <= end:
+					case wi < len(m.Windows) && m.Windows[wi].Column == loc[0]+1:
+						w := m.Windows[wi]
+						end, wi = w.TextOffset+len(w.Text), wi+1
+						delete(shown, loc[0]+1)
+					case wi == len(m.Windows) && windows == 1:
+						more++
+					default:
+						t.Fatalf("%s in %s: the match at %d has no window (windows %+v)", pat, m.File, loc[0]+1, m.Windows)
+					}
+				}
+				delete(shown, m.Column)
+				if all[0][0]+1 != m.Column || len(shown) > 0 {
+					t.Errorf("%s in %s: windows at %v are not matches", pat, m.File, shown)
+				}
+				if windows == 1 && more != m.MoreInLine {
+					t.Errorf("%s in %s: %d more, FindAll finds %d", pat, m.File, m.MoreInLine, more)
+				}
+			}
+		}
+	}
+}
+
+// TestWholeWordWindowsSeeTheSpaceBetween: -w matches next to each other
+// ("foo foo") each get a window, though the word before took the space.
+func TestWholeWordWindowsSeeTheSpaceBetween(t *testing.T) {
+	line := strings.Repeat("x", 1000) + " foo foo" + strings.Repeat("y", 1000) + " foo"
+	ix := buildBytes(t, []Doc{{Path: "a.js", Data: []byte(line)}}, DefaultBuildLimits())
+	lim := DefaultSearchLimits()
+	lim.MaxLineWindow = 16
+	res, err := ix.Search(context.Background(), Query{Pattern: "foo", WholeWord: true}, lim)
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("Search = %+v, %v", res, err)
+	}
+	m := res.Matches[0]
+	var cols []int
+	for _, w := range m.Windows {
+		cols = append(cols, w.Column)
+	}
+	// 1006 lies in the first window (1002..1017); 2010 gets one.
+	if m.Column != 1002 || fmt.Sprint(cols) != "[2010]" || m.MoreInLine != 0 {
+		t.Errorf("columns %d, %v, more %d; want 1002, [2010], 0", m.Column, cols, m.MoreInLine)
+	}
+}
+
+// TestTallyCountsAFileInOneMatch: a file Tally picks gives one match with
+// its number of matching lines, however many it has, with no per-file
+// cap, while the other files are listed line by line.
+func TestTallyCountsAFileInOneMatch(t *testing.T) {
+	body := []byte("hit\nno\nhit hit\nhit\n")
+	ix := buildBytes(t, []Doc{{Path: "a.d.ts", Data: body}, {Path: "b.d.cts", Data: body}}, DefaultBuildLimits())
+	q := Query{Pattern: "hit", MaxMatchesPerFile: 1, Tally: func(p string) bool { return p == "b.d.cts" },
+		Skip: func(p string, line, n int) bool { return p == "b.d.cts" }}
+	res, err := ix.Search(context.Background(), q, DefaultSearchLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != 2 || res.Matches[0].File != "a.d.ts" || res.Matches[0].Count != 0 ||
+		res.Matches[1].File != "b.d.cts" || res.Matches[1].Count != 3 || res.Matches[1].Line != 0 {
+		t.Errorf("matches %+v; want a.d.ts:1, then b.d.cts counted (3 lines)", res.Matches)
+	}
+}
