@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
+	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // Searcher runs a grep over one stored version (internal/search).
@@ -18,7 +20,8 @@ type Searcher interface {
 	Search(ctx context.Context, name, version string, q index.Query) (index.Result, error)
 }
 
-// GrepMatch is one matching line.
+// GrepMatch is one matching line, or (SameBytesAs set) a file whose
+// lines are those of a file given before.
 type GrepMatch struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
@@ -27,11 +30,46 @@ type GrepMatch struct {
 	// Text is the line, or, for a long line, a window of it around the
 	// match starting at byte TextOffset of the line (read the line in full
 	// with read's column windows).
-	Text       string   `json:"text"`
-	TextOffset int      `json:"textOffset,omitempty"`
-	LineBytes  int      `json:"lineBytes,omitempty"`
-	Before     []string `json:"before,omitempty"`
-	After      []string `json:"after,omitempty"`
+	Text       string `json:"text"`
+	TextOffset int    `json:"textOffset,omitempty"`
+	LineBytes  int    `json:"lineBytes,omitempty"`
+	// Windows show a long line's later matches, one window each (up to
+	// the grep-windows-per-line setting, Text's included); MoreInLine
+	// counts the matches after them that no window shows (at least that
+	// many with MoreInLineCapped), the first at byte MoreColumn: read the
+	// line from there with read's offset (the line) and column.
+	Windows          []GrepWindow `json:"windows,omitempty"`
+	MoreInLine       int          `json:"moreInLine,omitempty"`
+	MoreColumn       int          `json:"moreColumn,omitempty"`
+	MoreInLineCapped bool         `json:"moreInLineCapped,omitempty"`
+	Before           []string     `json:"before,omitempty"`
+	After            []string     `json:"after,omitempty"`
+	// SameBytesAs names a file given earlier in the answer (on this page
+	// or an earlier one) whose bytes File has too: its MatchingLines
+	// matching lines are that file's, not repeated. Such an entry has no
+	// line, column or text.
+	SameBytesAs   string `json:"sameBytesAs,omitempty"`
+	MatchingLines int    `json:"matchingLines,omitempty"`
+}
+
+// GrepWindow is a window of a long line around one of its later matches.
+type GrepWindow struct {
+	Column     int    `json:"column"`
+	Text       string `json:"text"`
+	TextOffset int    `json:"textOffset"`
+}
+
+// MarshalJSON writes a same-bytes entry as its three fields only.
+func (m GrepMatch) MarshalJSON() ([]byte, error) {
+	type plain GrepMatch
+	if m.SameBytesAs != "" {
+		return json.Marshal(struct {
+			File          string `json:"file"`
+			SameBytesAs   string `json:"sameBytesAs"`
+			MatchingLines int    `json:"matchingLines"`
+		}{m.File, m.SameBytesAs, m.MatchingLines})
+	}
+	return json.Marshal(plain(m))
 }
 
 // SkippedFile is a file grep did not search, and why (e.g. "binary").
@@ -63,6 +101,9 @@ type GrepResult struct {
 	// (files_with_matches and count modes).
 	Matches []GrepMatch `json:"matches,omitempty"`
 	Files   []GrepFile  `json:"files,omitempty"`
+	// TotalMatches is, in count mode, the matching lines of the files
+	// this page lists, summed.
+	TotalMatches int `json:"totalMatches,omitempty"`
 	// FilesSearched counts the text files include/exclude select;
 	// FilesSkipped the binary ones, not searched (Skipped names the first
 	// few, on the first page).
@@ -146,7 +187,9 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 	if mode == OutputContent && g.res.Matches == nil {
 		g.res.Matches = []GrepMatch{}
 	}
-	g.noMatchNote()
+	if len(g.res.Matches)+len(g.res.Files) == 0 {
+		NoMatchNote(r, &g.res.Answer, g.res.FilesSearched, g.res.FilesSkipped, len(g.o.Files), "this version")
+	}
 	return g.res, nil
 }
 
@@ -155,16 +198,18 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 // out: it matches a dot too, so escaping it only narrows a search.
 const regexpOperators = "$^*+?()[]{}|"
 
-// noMatchNote turns an empty grep into the next thing to try. An agent
+// NoMatchNote turns a grep that found nothing (a package's or a
+// project's: where names it) into the next thing to try; searched and
+// skipped are the files include/exclude selected, of total. An agent
 // that greps for a name it guessed (an icon, an export) and reads "0
 // matching lines" alone tends to conclude the name exists elsewhere or to
 // retry the same search; it should widen the search the ways the request
 // allows, or look at what the package does have. Each suggestion is one
 // that is open for this request (a filter that was given, an option that
-// was not set).
-func (g *grepPage) noMatchNote() {
-	r, res := g.r, g.res
-	if len(res.Matches) > 0 || len(res.Files) > 0 || res.Truncated || res.FilesSearched == 0 || r.Cursor != "" {
+// was not set). The caller calls it for an answer with no match; it notes
+// nothing on a cut answer, a later page or when no file was searched.
+func NoMatchNote(r Request, res *Answer, searched, skipped, total int, where string) {
+	if res.Truncated || searched == 0 || r.Cursor != "" {
 		return
 	}
 	var try []string
@@ -178,11 +223,11 @@ func (g *grepPage) noMatchNote() {
 		try = append(try, "without wholeWord")
 	}
 	if len(r.Include) > 0 || len(r.Exclude) > 0 {
-		try = append(try, fmt.Sprintf("without include/exclude (they selected %d of the %d files)", res.FilesSearched+res.FilesSkipped, len(g.o.Files)))
+		try = append(try, fmt.Sprintf("without include/exclude (they selected %d of the %d files)", searched+skipped, total))
 	}
 	try = append(try, "a shorter part of the name")
-	res.Note("no match in %s: the name may not exist in this version. Try %s; or list/glob the folder that would hold it to see the names it has",
-		plural(res.FilesSearched, "file"), strings.Join(try, ", "))
+	res.Note("no match in %s: the name may not exist in %s. Try %s; or list/glob the folder that would hold it to see the names it has",
+		plural(searched, "file"), where, strings.Join(try, ", "))
 }
 
 // operatorsIn lists the unescaped regexp operators in pattern, each
@@ -303,8 +348,11 @@ type grepPage struct {
 	perFile int
 	res     *GrepResult
 	tiers   map[string]int // selected text files' tiers
-	inTier  [numTiers]int
-	taken   int // matches on this page
+	// sameAs maps a selected text file (content mode) to the file before
+	// it in the answer's order with the same bytes (sameBytes).
+	sameAs map[string]string
+	inTier [numTiers]int
+	taken  int // matches on this page
 	// compiled is the pattern compiled once for the page's index calls
 	// (a tier and pass each).
 	compiled *index.Compiled
@@ -339,6 +387,11 @@ func (g *grepPage) scope() {
 		}
 		g.tiers[f.Path] = t
 		g.inTier[t]++
+	}
+	if g.mode == OutputContent && !elsewhere {
+		// A fallback's files are fetched within a budget: the first of
+		// two alike may go unsearched, so its copies are not folded.
+		g.sameAs = sameBytes(g.o.Files, func(p string) (int, bool) { t, ok := g.tiers[p]; return t, ok })
 	}
 	if len(g.tiers)+g.res.FilesSkipped == 0 && len(g.r.Include)+len(g.r.Exclude) > 0 {
 		g.res.Note("include/exclude selected none of the %d files; a glob without '/' matches file names in any folder (e.g. '*.d.ts'), one with '/' the path from the package root (e.g. 'dist/**/*.js')", len(g.o.Files))
@@ -384,8 +437,9 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 	}
 	q.Filter = func(p string) bool {
 		t, ok := g.tiers[p]
+		_, copied := g.sameAs[p]
 		switch {
-		case !ok || t != tier:
+		case !ok || t != tier || (pass == 1 && copied):
 			return false
 		case file == "":
 			return true
@@ -396,6 +450,9 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 	}
 	if pass == 0 {
 		q.MaxMatchesPerFile = g.perFile
+		if len(g.sameAs) > 0 {
+			q.Tally = func(p string) bool { _, ok := g.sameAs[p]; return ok }
+		}
 	}
 	perFile := g.perFile
 	if (pass == 1 && perFile > 0) || (file != "" && line != wholeFile) {
@@ -500,6 +557,9 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 		var gm GrepMatch
 		if g.mode == OutputContent {
 			gm = grepMatch(mt)
+			if mt.Count > 0 {
+				gm = GrepMatch{File: mt.File, SameBytesAs: g.sameAs[mt.File], MatchingLines: mt.Count}
+			}
 			cost = max(Cost(gm), textCost(gm))
 		} else {
 			cost = Cost(GrepFile{Path: mt.File})
@@ -514,8 +574,42 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 		}
 		g.taken++
 		*file, *line = mt.File, mt.Line
+		if mt.Count > 0 {
+			*line = wholeFile
+		}
 	}
 	return ""
+}
+
+// sameBytes maps each file of files that inFile selects (with its tier)
+// to the first file, in tier then path order, with the same bytes (its
+// hash), when that is another file. Both files hold the same matching
+// lines, so an answer gives them once, under the first.
+func sameBytes(files []store.File, inFile func(string) (int, bool)) map[string]string {
+	type first struct {
+		path string
+		tier int
+	}
+	firsts := map[store.Hash]first{}
+	var zero store.Hash
+	for _, f := range files {
+		t, ok := inFile(f.Path)
+		if !ok || f.Hash == zero {
+			continue
+		}
+		if fs, seen := firsts[f.Hash]; !seen || t < fs.tier || (t == fs.tier && f.Path < fs.path) {
+			firsts[f.Hash] = first{f.Path, t}
+		}
+	}
+	same := map[string]string{}
+	for _, f := range files {
+		if fs, ok := firsts[f.Hash]; ok && fs.path != f.Path {
+			if _, in := inFile(f.Path); in {
+				same[f.Path] = fs.path
+			}
+		}
+	}
+	return same
 }
 
 // takeCounts adds one file per run of ir's matches with its count. When
@@ -545,6 +639,7 @@ func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string,
 			return TruncMaxBytes, nil
 		}
 		g.res.Files = append(g.res.Files, GrepFile{Path: rn.path, Count: rn.n})
+		g.res.TotalMatches += rn.n
 		*file, *line = rn.path, wholeFile
 	}
 	return "", nil
@@ -552,17 +647,32 @@ func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string,
 
 // grepMatch turns an index match into the answer's.
 func grepMatch(mt index.Match) GrepMatch {
-	gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text, Before: mt.Before, After: mt.After}
+	gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text, Before: mt.Before, After: mt.After,
+		MoreInLine: mt.MoreInLine, MoreColumn: mt.MoreColumn, MoreInLineCapped: mt.MoreInLineCapped}
 	if mt.TextOffset > 0 || len(mt.Text) < mt.LineBytes {
 		gm.TextOffset, gm.LineBytes = mt.TextOffset, mt.LineBytes
+	}
+	for _, w := range mt.Windows {
+		gm.Windows = append(gm.Windows, GrepWindow{Column: w.Column, Text: w.Text, TextOffset: w.TextOffset})
 	}
 	return gm
 }
 
-// textCost bounds the MCP text of a match: "path:line:col:text", each
-// context line as "path-line-text".
+// textCost bounds the MCP text of a match: "path:line:col:text", one
+// such line per window of a long line and one saying how many more it
+// holds, each context line as "path-line-text"; a same-bytes entry is
+// one line naming both files.
 func textCost(m GrepMatch) int {
+	if m.SameBytesAs != "" {
+		return len(m.File) + len(m.SameBytesAs) + 80
+	}
 	n := len(m.File) + len(m.Text) + 40
+	for _, w := range m.Windows {
+		n += len(m.File) + len(w.Text) + 40
+	}
+	if m.MoreInLine > 0 {
+		n += len(m.File) + 120
+	}
 	for _, l := range m.Before {
 		n += len(m.File) + len(l) + 12
 	}

@@ -120,6 +120,13 @@ func TestNextVisitsEverythingOnce(t *testing.T) {
 		fmt.Fprintf(&long, "export declare function f%d<T extends A & B>(x: T): \"q\";\n", l)
 	}
 	files["dist/long.d.ts"] = long.String()
+	// Files with the same bytes as another: in the same tier, and in a
+	// tier after the first's (which sorts first by path), one past the
+	// per-file cap. A content answer gives each once, then one entry per
+	// copy; following next must still reach every line.
+	for copied, orig := range map[string]string{"dist/esm/file-051.d.mts": "dist/cjs/file-051.d.ts", "docs/copy-of-017.md": "src/lib/deep/er/file-017.ts"} {
+		files[copied], hits[copied] = files[orig], hits[orig]
+	}
 	svc := newService(t, files)
 	ctx := t.Context()
 	const small, big = explore.MinAnswerBytes, 1 << 20
@@ -196,6 +203,7 @@ func TestNextVisitsEverythingOnce(t *testing.T) {
 				if len(pages) < 3 || !slices.Equal(got, all) {
 					t.Errorf("%d pages of %d items; want the %d of the whole answer", len(pages), len(got), len(all))
 				}
+				got = expandSameBytes(t, got)
 				// Against the files themselves.
 				var want []string
 				for f, lines := range hits {
@@ -230,6 +238,10 @@ func TestNextVisitsEverythingOnce(t *testing.T) {
 func grepItems(r *explore.GrepResult) []string {
 	var out []string
 	for _, m := range r.Matches {
+		if m.SameBytesAs != "" {
+			out = append(out, fmt.Sprintf("%s=%s:%d", m.File, m.SameBytesAs, m.MatchingLines))
+			continue
+		}
 		out = append(out, fmt.Sprintf("%s:%d", m.File, m.Line))
 	}
 	for _, f := range r.Files {
@@ -238,6 +250,37 @@ func grepItems(r *explore.GrepResult) []string {
 		} else {
 			out = append(out, f.Path)
 		}
+	}
+	return out
+}
+
+// expandSameBytes replaces each same-bytes item ("copy=first:n") of
+// items with the lines of first under the copy's path, checking that
+// there are n of them. first comes before the copy; with a per-file cap,
+// its lines past the cap come after it, on a later pass.
+func expandSameBytes(t *testing.T, items []string) []string {
+	t.Helper()
+	var out []string
+	for i, it := range items {
+		copied, first, ok := strings.Cut(it, "=")
+		if !ok {
+			out = append(out, it)
+			continue
+		}
+		first, n, _ := strings.Cut(first, ":")
+		var lines []string
+		if !slices.ContainsFunc(items[:i], func(s string) bool { return strings.HasPrefix(s, first+":") }) {
+			t.Errorf("%s: no line of %s before it", it, first)
+		}
+		for _, other := range items {
+			if strings.HasPrefix(other, first+":") {
+				lines = append(lines, copied+other[len(first):])
+			}
+		}
+		if fmt.Sprint(len(lines)) != n {
+			t.Errorf("%s: %d lines of %s given before it, it says %s", it, len(lines), first, n)
+		}
+		out = append(out, lines...)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
@@ -118,20 +119,33 @@ func renderRead(r *explore.ReadResult) string {
 // renderGrep prints matches as grep -n does: "path:line:col:text" for a
 // match, "path-line-text" for context, "--" between groups that are not
 // adjacent; a context line is printed once even when two matches share it.
+// A long line prints one "path:line:col:" line per window, as ripgrep's
+// --vimgrep prints one per match, then how many more it holds; a file
+// with the same bytes as one before prints one line naming it.
 func renderGrep(r *explore.GrepResult) string {
 	var b strings.Builder
 	files := map[string]bool{}
 	context := false
+	lines, copies, copied := 0, 0, 0
 	for _, m := range r.Matches {
+		if m.SameBytesAs != "" {
+			copies++
+			copied += m.MatchingLines
+			continue
+		}
+		lines++
 		files[m.File] = true
 		context = context || len(m.Before) > 0 || len(m.After) > 0
 	}
-	what := plural(len(r.Matches), "matching line") + " in " + plural(len(files), "file")
+	what := plural(lines, "matching line") + " in " + plural(len(files), "file")
+	if copies > 0 {
+		what += fmt.Sprintf(", and %s with the same bytes as one before (%s not repeated)", plural(copies, "file"), plural(copied, "matching line"))
+	}
 	switch r.OutputMode {
 	case explore.OutputFilesWithMatches:
 		what = plural(len(r.Files), "file") + " with matches"
 	case explore.OutputCount:
-		what = "matching lines in " + plural(len(r.Files), "file")
+		what = plural(r.TotalMatches, "matching line") + " in " + plural(len(r.Files), "file")
 	}
 	if r.Next != nil {
 		what += " on this page"
@@ -151,6 +165,14 @@ func renderGrep(r *explore.GrepResult) string {
 	}
 	lastFile, lastLine := "", 0 // the last line printed
 	for i, m := range r.Matches {
+		if m.SameBytesAs != "" {
+			if context && i > 0 {
+				b.WriteString("--\n")
+			}
+			fmt.Fprintf(&b, "[%s: same bytes as %s; its %s not repeated]\n", m.File, m.SameBytesAs, plural(m.MatchingLines, "matching line"))
+			lastFile = ""
+			continue
+		}
 		same := m.File == lastFile
 		start := m.Line - len(m.Before)
 		if context && i > 0 && (!same || start > lastLine+1) {
@@ -166,6 +188,21 @@ func renderGrep(r *explore.GrepResult) string {
 				m.TextOffset+1, m.TextOffset+len(m.Text), m.LineBytes, m.Text)
 		} else {
 			fmt.Fprintf(&b, "%s:%d:%d:%s\n", m.File, m.Line, m.Column, m.Text)
+		}
+		for _, w := range m.Windows {
+			fmt.Fprintf(&b, "%s:%d:%d:[bytes %d-%d of %d] %s\n", m.File, m.Line, w.Column,
+				w.TextOffset+1, w.TextOffset+len(w.Text), m.LineBytes, w.Text)
+		}
+		if m.MoreInLine > 0 {
+			more := strconv.Itoa(m.MoreInLine) + " more matches"
+			switch {
+			case m.MoreInLineCapped:
+				more = "at least " + more
+			case m.MoreInLine == 1:
+				more = "1 more match"
+			}
+			fmt.Fprintf(&b, "[%s:%d: %s in this line from byte %d: read offset %d, column %d to see them]\n",
+				m.File, m.Line, more, m.MoreColumn, m.Line, m.MoreColumn)
 		}
 		lastFile, lastLine = m.File, m.Line
 		for j, l := range m.After {
@@ -341,7 +378,7 @@ func renderProjectGrep(r *project.GrepAnswer) string {
 	text := renderGrep(&r.GrepResult)
 	if r.OutputMode == explore.OutputCount {
 		var b strings.Builder
-		what := "matching lines in " + plural(len(r.Counts), "package")
+		what := plural(r.TotalMatches, "matching line") + " in " + plural(len(r.Counts), "package")
 		if r.Next != nil {
 			what += " on this page"
 		}

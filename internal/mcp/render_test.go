@@ -55,6 +55,49 @@ func TestRenderGrepLongLineWindow(t *testing.T) {
 	}
 }
 
+// TestRenderGrepWindowsPerMatch: a long line prints a line per window,
+// as ripgrep's --vimgrep prints one per match, then how many more it
+// holds and how to read them.
+func TestRenderGrepWindowsPerMatch(t *testing.T) {
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 1, Matches: []explore.GrepMatch{
+		{File: "min.js", Line: 1, Column: 11, Text: "useState(a)", LineBytes: 90000,
+			Windows:    []explore.GrepWindow{{Column: 50001, Text: "useState(b)", TextOffset: 50000}},
+			MoreInLine: 3, MoreColumn: 70001},
+	}}
+	want := "p@1.0.0 grep: 1 matching line in 1 file (1 file searched)\n" +
+		"min.js:1:11:[bytes 1-11 of 90000] useState(a)\n" +
+		"min.js:1:50001:[bytes 50001-50011 of 90000] useState(b)\n" +
+		"[min.js:1: 3 more matches in this line from byte 70001: read offset 1, column 70001 to see them]"
+	if got := renderGrep(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRenderGrepSameBytes: a file with the same bytes as one before costs
+// one line, and the header counts it apart from the lines shown.
+func TestRenderGrepSameBytes(t *testing.T) {
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 3, Matches: []explore.GrepMatch{
+		{File: "a.d.ts", Line: 1, Column: 1, Text: "hit", After: []string{"x"}},
+		{File: "a.d.cts", SameBytesAs: "a.d.ts", MatchingLines: 1},
+		{File: "b.js", Line: 2, Column: 1, Text: "hit"},
+	}}
+	want := "p@1.0.0 grep: 2 matching lines in 2 files, and 1 file with the same bytes as one before (1 matching line not repeated) (3 files searched)\n" +
+		"a.d.ts:1:1:hit\na.d.ts-2-x\n--\n[a.d.cts: same bytes as a.d.ts; its 1 matching line not repeated]\n--\nb.js:2:1:hit"
+	if got := renderGrep(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRenderGrepCountTotal: count's header sums the matching lines.
+func TestRenderGrepCountTotal(t *testing.T) {
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, OutputMode: explore.OutputCount, FilesSearched: 4,
+		Files: []explore.GrepFile{{Path: "a.js", Count: 2}, {Path: "b.js", Count: 5}}, TotalMatches: 7}
+	want := "p@1.0.0 grep: 7 matching lines in 2 files (4 files searched)\na.js:2\nb.js:5"
+	if got := renderGrep(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestFromSource(t *testing.T) {
 	if got := fromSource("", "x"); got != "x" {
 		t.Errorf("registry answer annotated: %q", got)

@@ -1,0 +1,81 @@
+package explore_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+)
+
+// TestGrepFoldsFilesWithTheSameBytes: a file with the same bytes as one
+// before it in the answer costs one entry naming that file and how many
+// matching lines it holds, not a copy of them; files_with_matches and
+// count still list every path.
+func TestGrepFoldsFilesWithTheSameBytes(t *testing.T) {
+	decl := "export declare function hit(): void;\nexport type Hit = 1;\n// hit\n"
+	svc := newService(t, map[string]string{
+		"package.json":     `{"name":"paged"}`,
+		"dist/index.d.ts":  decl,
+		"dist/index.d.cts": decl,
+		"dist/index.js":    "exports.hit = 1;\n",
+	})
+	r := explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit", CaseInsensitive: true}
+	res, err := svc.Grep(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range res.Matches {
+		if m.SameBytesAs != "" {
+			got = append(got, m.File+" = "+m.SameBytesAs+" "+strconv.Itoa(m.MatchingLines))
+			continue
+		}
+		got = append(got, m.File+":"+strconv.Itoa(m.Line))
+	}
+	// Relevance order: .d.cts sorts before .d.ts, so it is the one shown.
+	want := "dist/index.d.cts:1 dist/index.d.cts:2 dist/index.d.cts:3 dist/index.d.ts = dist/index.d.cts 3 dist/index.js:1"
+	if strings.Join(got, " ") != want {
+		t.Errorf("matches\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	for _, mode := range []string{explore.OutputFilesWithMatches, explore.OutputCount} {
+		r.OutputMode = mode
+		res, err := svc.Grep(t.Context(), r)
+		if err != nil || len(res.Files) != 3 {
+			t.Errorf("%s: %+v, %v; want the 3 files", mode, res.Files, err)
+		}
+	}
+}
+
+// TestGrepCountHasATotal: count mode sums the matching lines of its files.
+func TestGrepCountHasATotal(t *testing.T) {
+	svc := newService(t, map[string]string{
+		"package.json": `{"name":"paged"}`,
+		"a.js":         "hit\nhit\nno\n",
+		"b.js":         "hit hit\n",
+	})
+	res, err := svc.Grep(t.Context(), explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit", OutputMode: explore.OutputCount})
+	if err != nil || len(res.Files) != 2 || res.TotalMatches != 3 {
+		t.Fatalf("count = %+v (total %d), %v; want 2 files, 3 lines in all", res.Files, res.TotalMatches, err)
+	}
+}
+
+// TestGrepLongLineShowsEachMatch: a match of a minified line past the
+// first window comes in the answer, with where the rest of the line's
+// matches start.
+func TestGrepLongLineShowsEachMatch(t *testing.T) {
+	line := []byte(strings.Repeat("x", 100_000))
+	for _, p := range []int{10, 30_000, 60_000, 70_000, 80_000, 90_000, 95_000} {
+		copy(line[p:], "useState")
+	}
+	svc := newService(t, map[string]string{"package.json": `{"name":"paged"}`, "dist/index.min.js": string(line)})
+	res, err := svc.Grep(t.Context(), explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "useState"})
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("grep = %+v, %v", res, err)
+	}
+	m := res.Matches[0]
+	if len(m.Windows) != 4 || m.Windows[0].Column != 30_001 || m.MoreInLine != 2 || m.MoreColumn != 90_001 {
+		t.Errorf("windows %d (first at %d), %d more from %d; want 4 from 30001, 2 more from 90001",
+			len(m.Windows), m.Windows[0].Column, m.MoreInLine, m.MoreColumn)
+	}
+}
