@@ -255,6 +255,17 @@ func TestProjectAnswersKeepThePagingContract(t *testing.T) {
 			t.Errorf("folders in answer order %v: want the direct dependencies p0, p1 first", order)
 		}
 	})
+	t.Run("grep no match", func(t *testing.T) {
+		// As a package's grep: nothing found says what to try next.
+		for _, mode := range []string{"content", "count"} {
+			pages := follow(t, map[string]any{"project": reg.ID, "action": "grep", "pattern": "needle_nowhere", "outputMode": mode}, 1<<20)
+			var a pkgproject.GrepAnswer
+			_ = json.Unmarshal(pages[0], &a)
+			if len(pages) != 1 || len(a.Notes) != 1 || !strings.HasPrefix(a.Notes[0], "no match in ") || !strings.Contains(a.Notes[0], "caseInsensitive: true") {
+				t.Errorf("%s: %d pages, notes %q; want one page with the no-match note", mode, len(pages), a.Notes)
+			}
+		}
+	})
 	t.Run("grep files_with_matches", func(t *testing.T) {
 		want := map[string]bool{}
 		for mt := range wantMatches {

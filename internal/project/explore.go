@@ -449,6 +449,7 @@ func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request)
 	g := &projectGrep{x: x, ctx: ctx, r: r, b: b, mode: mode, sel: sel, compiled: new(index.Compiled),
 		ans: &GrepAnswer{GrepResult: explore.GrepResult{Answer: header(p), OutputMode: mode}}}
 	for _, w := range warm {
+		g.files += len(w.o.Files)
 		for _, f := range w.o.Files {
 			if sel(w.pp.Path + "/" + f.Path) {
 				if f.Binary {
@@ -505,10 +506,14 @@ func (x *Explorer) grep(ctx context.Context, p store.Project, r explore.Request)
 	return g.answer(), nil
 }
 
-// answer is the page built, with an empty match list rather than none.
+// answer is the page built, with an empty match list rather than none,
+// and a package grep's note on what to try when nothing matched.
 func (g *projectGrep) answer() *GrepAnswer {
 	if g.mode == explore.OutputContent && g.ans.Matches == nil {
 		g.ans.Matches = []explore.GrepMatch{}
+	}
+	if len(g.ans.Matches)+len(g.ans.Files)+len(g.ans.Counts) == 0 {
+		explore.NoMatchNote(g.r, &g.ans.Answer, g.ans.FilesSearched, g.ans.FilesSkipped, g.files, "the project's warm packages")
 	}
 	return g.ans
 }
@@ -524,6 +529,7 @@ type projectGrep struct {
 	// compiled is the pattern compiled once for every package's index.
 	compiled *index.Compiled
 	ans      *GrepAnswer
+	files    int // the warm packages' files, selected or not
 	taken    int // matches (files, packages) on this page
 	// pass is the pass searched: 0, or 1 for what maxMatchesPerFile
 	// (perFile, 0 for none) deferred, which deferred says pass 0 did.
@@ -653,6 +659,7 @@ func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
 			return true, nil
 		}
 		g.ans.Counts = append(g.ans.Counts, pc)
+		g.ans.TotalMatches += count
 	}
 	return false, nil
 }
