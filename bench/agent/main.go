@@ -35,6 +35,7 @@ var calls = []call{
 	{"lucide-react: read dist/lucide-react.d.ts", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist/lucide-react.d.ts"}`, `declare const ArrowLeft\b`},
 	{"next: grep useRouter", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter"}`, `\.d\.ts:\d+:\d+:`},
 	{"next: list", `{"action":"list","packageName":"next","version":"16.4.6"}`, `(?m)^dist/`},
+	{"next: grep useRouter, contextLines 2", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","contextLines":2}`, `\.d\.ts-\d+-`},
 	{"next: grep useRouter, include *.d.ts", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","include":["*.d.ts"]}`, `\.d\.ts:\d+:\d+:`},
 	{"mistake: name@version in packageName", `{"action":"list","packageName":"lucide-react@1.81.0"}`, `1\.81\.0`},
 	{"mistake: node_modules/ prefix", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"node_modules/lucide-react/package.json"}`, `"name": "lucide-react"`},
@@ -59,7 +60,44 @@ func main() {
 		ms := time.Since(start).Milliseconds()
 		found := regexp.MustCompile(c.fact).MatchString(text)
 		fmt.Printf("| %s | %d (%d) | %d | %d | %s | %s | %d |\n", c.name, len(js), status, len(text), len(structured), yes(found), firstDecl(js), ms)
+		if n, lines := repeatedPaths(text); n > 0 {
+			repeated = append(repeated, fmt.Sprintf("%s: %d of %d MCP text bytes (%d lines) repeat the path of the line before", c.name, n, len(text), lines))
+		}
 	}
+	fmt.Println()
+	for _, r := range repeated {
+		fmt.Println("- " + r)
+	}
+}
+
+var repeated []string
+
+// grepLine is a grep text line: a match (path:line:col:) or a context
+// line (path-line-).
+var grepLine = regexp.MustCompile(`^(.+?)(?::\d+:\d+:|-\d+-)`)
+
+// repeatedPaths counts the bytes of grep text lines that start with the
+// same path as the line before ("--" between them too): what ripgrep's
+// --heading form would save, less one heading line per file, which is
+// not subtracted.
+func repeatedPaths(text string) (bytes, lines int) {
+	last := ""
+	for _, l := range strings.Split(text, "\n") {
+		if l == "--" {
+			continue
+		}
+		m := grepLine.FindStringSubmatch(l)
+		if m == nil {
+			last = ""
+			continue
+		}
+		if m[1] == last {
+			bytes += len(m[1])
+			lines++
+		}
+		last = m[1]
+	}
+	return bytes, lines
 }
 
 // firstDecl is the rank of a grep answer's first match in a .d.ts file
