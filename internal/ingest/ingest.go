@@ -124,6 +124,7 @@ func Stream(ctx context.Context, w store.Writer, name, version, integrity string
 		return Result{}, err
 	}
 	u := &unpacker{ctx: ctx, w: w, lim: lim, paths: lim.paths(), index: map[string]int{}, seen: map[store.Hash]bool{}}
+	u.arenas[0].size, u.arenas[1].size = lim.BatchBytes, lim.BatchBytes
 	err := u.unpack(src)
 	if err == nil {
 		err = u.flush()
@@ -194,6 +195,10 @@ type unpacker struct {
 	// about half of the ingest's CPU). At most two batches are held.
 	writing chan error
 	seen    map[store.Hash]bool // written or in batch: each body goes once
+	// arenas[filling] holds the bodies of batch; the other one those of
+	// the batch being written, until it is.
+	arenas  [2]arena
+	filling int
 
 	skipped      []Skipped
 	skippedCount int
@@ -305,12 +310,35 @@ func (u *unpacker) entry(tr *tar.Reader, stream *capReader, hdr *tar.Header) err
 		return &LimitError{Setting: "MaxUnpackedBytes", Max: u.lim.MaxUnpackedBytes,
 			What: fmt.Sprintf("%d bytes of files up to %q", u.unpacked+hdr.Size, p)}
 	}
-	body, err := readBody(tr, hdr.Size)
+	body, err := u.read(tr, hdr.Size)
 	if err != nil {
 		return stream.explain(err, fmt.Sprintf("reading %q", p))
 	}
 	u.unpacked += int64(len(body))
 	return u.add(p, body, hdr.Mode)
+}
+
+// read reads a body that the header says is size bytes into the batch's
+// arena, or when it is bigger than an arena's chunk, into a buffer of its
+// own. A body that no longer fits the arena flushes the batch first.
+func (u *unpacker) read(r io.Reader, size int64) ([]byte, error) {
+	buf := u.arenas[u.filling].take(size)
+	if buf == nil && size <= u.lim.BatchBytes && len(u.batch) > 0 {
+		if err := u.flush(); err != nil {
+			return nil, err
+		}
+		buf = u.arenas[u.filling].take(size)
+	}
+	if buf == nil {
+		return readBody(r, size)
+	}
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
 }
 
 // add records a file (last duplicate wins, in the first one's place, as
@@ -330,7 +358,10 @@ func (u *unpacker) add(p string, body []byte, mode int64) error {
 		u.files = append(u.files, f)
 	}
 	if u.seen[f.Hash] {
-		return nil // the same body under another path, or a duplicate
+		// The same body under another path, or a duplicate: its room
+		// in the arena goes to the next body.
+		u.arenas[u.filling].give(body)
+		return nil
 	}
 	u.seen[f.Hash] = true
 	u.batch = append(u.batch, store.Blob{Hash: f.Hash, Data: body})
@@ -354,6 +385,10 @@ func (u *unpacker) flush() error {
 	}
 	batch := u.batch
 	u.batch, u.batchBytes = nil, 0 // a new slice: the writer still reads the old one
+	// The writer now reads this arena; the next batch takes the other,
+	// whose batch wait has just seen written.
+	u.filling ^= 1
+	u.arenas[u.filling].reset()
 	done := make(chan error, 1)
 	u.writing = done
 	go func() {

@@ -51,8 +51,9 @@ type Limits struct {
 	// BatchBytes is about how many body bytes are written to the store
 	// per PutBlobs call (default 8 MiB). Bigger batches mean fewer round
 	// trips; smaller ones less memory, since bodies are held only until
-	// their batch is written. A file bigger than BatchBytes is a batch
-	// of its own.
+	// their batch is written: an ingest reads bodies into two arenas of
+	// at most 2*BatchBytes each (arena). A file bigger than BatchBytes is
+	// a batch of its own.
 	BatchBytes int64
 }
 

@@ -218,7 +218,9 @@ type Reader interface {
 // Writer is what ingest needs.
 type Writer interface {
 	// PutBlobs stores bodies; storing a hash that exists is a no-op, so
-	// concurrent and repeated ingests of the same bytes are safe.
+	// concurrent and repeated ingests of the same bytes are safe. It
+	// keeps no reference to a body after it returns: ingest reads the
+	// next bodies into the same memory.
 	PutBlobs(ctx context.Context, blobs []Blob) error
 	// CommitVersion makes a version and all its files visible atomically.
 	// It returns ErrExists when the version is already ready (the caller
