@@ -104,10 +104,10 @@ func TestSpooledBodiesBuildWithoutReadingTheStore(t *testing.T) {
 	}
 }
 
-// TestSpooledBodyFailingItsHashIsReadFromTheStore: a spooled body whose
+// TestSpooledBodyFailingItsChecksumIsReadFromTheStore: a spooled body whose
 // bytes changed on disk is never served; the build reads that body from
 // the store and the answer is the store's.
-func TestSpooledBodyFailingItsHashIsReadFromTheStore(t *testing.T) {
+func TestSpooledBodyFailingItsChecksumIsReadFromTheStore(t *testing.T) {
 	st := newStore(t)
 	files := spoolFiles()
 	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
