@@ -50,8 +50,9 @@ type OpenOptions struct {
 	// SkipChecksum skips the CRC-32 over the whole file, which is most of
 	// an open's cost (65% of a project grep that reopens 406 indexes: it
 	// reads every page of every file). Only a caller that has verified
-	// this very file before may set it (internal/search does so for a
-	// local file whose identity is unchanged since it checked it). Every
+	// this very file before, or has just written it through f, may set
+	// it (internal/search does so for a local file whose identity is
+	// unchanged since it checked it, and for the scan index it built). Every
 	// table is still checked, so even then a bad file is an error, never
 	// a panic.
 	SkipChecksum bool
