@@ -79,7 +79,8 @@ type File struct {
 // ModeRegular is the file-type bits of File.Mode (git's regular file).
 const ModeRegular = 0o100000
 
-// Blob is a file body with its hash.
+// Blob is a file body with its hash. A Writer keeps no reference to Data
+// once PutBlobs returns: ingest reads the next bodies into the same memory.
 type Blob struct {
 	Hash Hash
 	Data []byte
@@ -218,9 +219,7 @@ type Reader interface {
 // Writer is what ingest needs.
 type Writer interface {
 	// PutBlobs stores bodies; storing a hash that exists is a no-op, so
-	// concurrent and repeated ingests of the same bytes are safe. It
-	// keeps no reference to a body after it returns: ingest reads the
-	// next bodies into the same memory.
+	// concurrent and repeated ingests of the same bytes are safe.
 	PutBlobs(ctx context.Context, blobs []Blob) error
 	// CommitVersion makes a version and all its files visible atomically.
 	// It returns ErrExists when the version is already ready (the caller
