@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"go.uber.org/goleak"
 
@@ -185,5 +187,47 @@ func TestEncodeEachStopsAtFirstError(t *testing.T) {
 	err = c.EncodeEach(ctx, blobs, func(store.Blob, Codec, []byte) error { return nil })
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v with a cancelled context, want context.Canceled", err)
+	}
+}
+
+// Each of EncodeEach's workers keeps the buffer it encodes into across
+// garbage collections (a pooled buffer went with each one), and what it
+// returns is a copy, not that buffer.
+func TestEncodeEachWorkersKeepTheirScratch(t *testing.T) {
+	c, err := New(Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := bytes.Repeat([]byte("export const a = 1;\n"), 4096)
+	var frame []byte
+	encode := func() {
+		err := c.EncodeEach(context.Background(), []store.Blob{{Hash: store.HashOf(body), Data: body}},
+			func(_ store.Blob, codec Codec, data []byte) error {
+				if codec != Zstd {
+					t.Fatalf("codec %d, want Zstd", codec)
+				}
+				frame = data
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	encode()
+	runtime.GC()
+	runtime.GC()
+	sp := <-c.workers
+	c.workers <- sp
+	if cap(*sp) < len(frame) {
+		t.Fatalf("the worker's scratch holds %d bytes after a GC, want at least the %d-byte frame", cap(*sp), len(frame))
+	}
+	if unsafe.SliceData(*sp) == unsafe.SliceData(frame) {
+		t.Errorf("EncodeEach returned its worker's scratch buffer, which the next body overwrites")
+	}
+	first := *sp
+	encode()
+	if unsafe.SliceData(*sp) != unsafe.SliceData(first) {
+		t.Errorf("the worker grew a new scratch buffer for the same body")
 	}
 }
