@@ -31,6 +31,8 @@ func open(ctx context.Context, s settings, getenv func(string) string, log *slog
 	// elector hold up to four).
 	core, err := app.OpenCore(ctx, cfg, log, getenv, app.CoreOptions{
 		UserAgent: "pkgscope-indexer", MinStoreConns: int32(s.warm.Workers) + 4,
+		// One cold fill per worker at most: each gets the Postgres lock.
+		MinLockConns: int32(s.warm.Workers),
 	})
 	if err != nil {
 		return nil, err

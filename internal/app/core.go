@@ -12,6 +12,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/redislock"
 	"github.com/pkgscope/pkgscope/internal/search"
@@ -23,16 +24,19 @@ import (
 )
 
 // Core is what the mirror and the indexer both run on: the store, npm's
-// configuration, the registry client, the optional Redis connection and
-// fill lock, and the search indexer. Both binaries build it here, so the
+// configuration, the registry client, the optional Redis connection, the
+// cross-replica fill locks, and the search indexer. Both binaries build it here, so the
 // miss path they share is configured the same way.
 type Core struct {
 	Store    store.Store
 	NPM      *npmrc.Config
 	Registry *upstream.Client
 	// Redis and Lock are nil without --redis-url.
-	Redis    *redisconn.Conn
-	Lock     *redislock.Locker
+	Redis *redisconn.Conn
+	Lock  *redislock.Locker
+	// PGLock is the fill lock on the store's Postgres, nil with the
+	// embedded store (one process: single-flight suffices).
+	PGLock   *pglock.Locker
 	Searcher *search.Searcher
 }
 
@@ -48,6 +52,10 @@ type CoreOptions struct {
 	RegistryTransport http.RoundTripper
 	// ObserveIndex, when set, is told how long each index build took.
 	ObserveIndex func(time.Duration, error)
+	// MinLockConns raises pg-lock-conns for a process whose cold fills
+	// are bounded (the indexer's warm workers), so each gets the Postgres
+	// lock.
+	MinLockConns int32
 }
 
 // OpenCore opens everything in Core; Close releases it.
@@ -79,6 +87,14 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 		}
 		c.Lock = redislock.New(c.Redis, redislock.Options{TTL: cfg.LockTTL(), PollMin: 50 * time.Millisecond, PollMax: time.Second})
 	}
+	if cfg.DatabaseURL != "" {
+		po := cfg.PGLock()
+		po.Conns = max(po.Conns, opt.MinLockConns)
+		if c.PGLock, err = pglock.Open(ctx, cfg.DatabaseURL, po); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("opening the Postgres fill lock: %w", err)
+		}
+	}
 	if c.Searcher, err = newSearcher(c.Store, cfg, log, opt.ObserveIndex); err != nil {
 		c.Close()
 		return nil, err
@@ -87,18 +103,28 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 }
 
 // FillOptions are the miss path's options from cfg: timeout, ingest
-// limits, and the Redis lock when there is one. The caller sets Index.
+// limits, and the cross-replica lock. The caller sets Index.
+//
+// With the Postgres store the lock is Redis then Postgres (fill.Pair: every
+// holder takes both, so a replica whose Redis breaker opened still waits
+// for the holder on another replica), or Postgres alone without Redis; with
+// the embedded store, Redis alone when configured.
 func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
 	opt := cfg.Fill()
 	opt.Logger = log
-	if c.Lock != nil {
+	switch {
+	case c.Lock != nil && c.PGLock != nil:
+		opt.Lock = fill.Pair(c.Lock, c.PGLock)
+	case c.PGLock != nil:
+		opt.Lock = c.PGLock
+	case c.Lock != nil:
 		opt.Lock = c.Lock
 	}
 	return opt
 }
 
 // Close releases the searcher (waiting for its builds, which use the
-// store), Redis and the store.
+// store), Redis, the Postgres fill lock and the store.
 func (c *Core) Close() error {
 	var errs []error
 	if c.Searcher != nil {
@@ -106,6 +132,9 @@ func (c *Core) Close() error {
 	}
 	if c.Redis != nil {
 		errs = append(errs, c.Redis.Close())
+	}
+	if c.PGLock != nil {
+		c.PGLock.Close()
 	}
 	if c.Store != nil {
 		errs = append(errs, c.Store.Close())

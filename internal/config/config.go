@@ -23,6 +23,13 @@ type Config struct {
 	DataDir string
 	// DatabaseURL selects the Postgres store; empty means the embedded one.
 	DatabaseURL string
+	// PGLockConns bounds the connections the Postgres fill lock
+	// (internal/pglock) holds, beside the store's pool: one per cold fill
+	// in flight in this process; a fill past it takes the Redis lock
+	// alone, or none. PGLockTimeout bounds one of its statements. Used
+	// only with DatabaseURL.
+	PGLockConns   int
+	PGLockTimeout time.Duration
 	// ProjectDir is where npm's project .npmrc is looked for.
 	ProjectDir string
 
@@ -313,6 +320,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = getenv("DATABASE_URL")
 	}
+	b.Int(&c.PGLockConns, "pg-lock-conns", "most Postgres connections the cross-replica fill lock holds (one per cold fill in flight; past it a fill takes the Redis lock alone, or none)")
+	b.Dur(&c.PGLockTimeout, "pg-lock-timeout", "time for one statement of the Postgres fill lock (a try or a release)")
 	b.Str(&c.ProjectDir, "project-dir", "where the project .npmrc is read from (default: the working directory)")
 
 	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "largest request body")
@@ -548,6 +557,10 @@ func (c Config) Validate() error {
 	notNegative("rate-limit-per-minute", int64(c.RateLimitPerMinute))
 	notNegative("rate-limit-burst", int64(c.RateLimitBurst))
 	positive("rate-limit-warm-items", int64(c.RateLimitWarmItems))
+	if c.DatabaseURL != "" {
+		positive("pg-lock-conns", int64(c.PGLockConns))
+		positive("pg-lock-timeout", int64(c.PGLockTimeout))
+	}
 	if c.RedisURL != "" {
 		if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {
 			errs = append(errs, errors.New("redis-url must start with redis://, rediss:// or unix://"))

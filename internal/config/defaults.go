@@ -11,6 +11,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
+	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
@@ -33,6 +34,7 @@ func Default() Config {
 	wv, wl, mdn := webdocs.DefaultVersions(), webdocs.DefaultLimits(), webdocs.DefaultMDNOptions()
 	pl := project.DefaultLimits()
 	lf := lockfile.DefaultLimits()
+	pg := pglock.DefaultOptions()
 	return Config{
 		Addr:              "127.0.0.1:7878",
 		DataDir:           defaultDataDir(),
@@ -129,6 +131,9 @@ func Default() Config {
 		// An agent asking for a cold large package gets an answer in 3s
 		// instead of the minute an ingest of a 100 MB package can take.
 		ColdBudget: 3 * time.Second,
+
+		PGLockConns:   int(pg.Conns),
+		PGLockTimeout: pg.Timeout,
 
 		RedisPrefix:      rc.Prefix,
 		RedisDialTimeout: rc.DialTimeout,
@@ -248,6 +253,13 @@ func (c Config) Fallback() jsdelivr.FallbackOptions {
 	f.GrepMaxFiles, f.GrepMaxBytes, f.GrepTimeout = c.JSDelivrGrepMaxFiles, c.JSDelivrGrepMaxBytes, c.JSDelivrGrepTimeout
 	f.Search = c.GrepLimits()
 	return f
+}
+
+// PGLock is the Postgres fill lock's options.
+func (c Config) PGLock() pglock.Options {
+	o := pglock.DefaultOptions()
+	o.Conns, o.Timeout = int32(c.PGLockConns), c.PGLockTimeout
+	return o
 }
 
 // Redis is the Redis connection's options (without a Logger).

@@ -12,6 +12,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
+	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -50,6 +51,7 @@ func TestDefaultsAreThePackages(t *testing.T) {
 		{"jsdelivr", jc, jsdelivr.DefaultConfig()},
 		{"fallback", c.Fallback(), jsdelivr.DefaultFallbackOptions()},
 		{"redis", rd, redisconn.DefaultOptions()},
+		{"pglock", c.PGLock(), pglock.DefaultOptions()},
 		{"cache", c.Cache(), cache.DefaultOptions()},
 		{"webdocs", c.WebDocs(), webdocs.Options{Versions: webdocs.DefaultVersions(), Limits: webdocs.DefaultLimits(), MDN: webdocs.DefaultMDNOptions()}},
 	} {

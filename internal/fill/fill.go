@@ -10,8 +10,10 @@
 // declared-size check → tarball download streamed into unpack and store
 // (upstream, ingest) → integrity check of every byte → commit, and
 // index then builds the search index of what fetch committed (in the
-// background for the mirror, Options.Index). The lock (Options.Lock, Redis
-// in production; lock.go) is optional. The jsDelivr fallback is not a link
+// background for the mirror, Options.Index). The lock (Options.Lock; lock.go)
+// is optional: in production it is Pair(Redis, Postgres) when the store is
+// Postgres (Postgres alone without Redis), Redis alone over the embedded
+// store (one process, where single-flight already suffices). The jsDelivr fallback is not a link
 // of this chain but of the read chain in front of it (explore.New): it
 // answers from the CDN when this chain fails or is slow, and never writes
 // to the store.

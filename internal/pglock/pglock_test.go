@@ -1,0 +1,249 @@
+package pglock
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var _ fill.Lock = (*Locker)(nil)
+
+// guard bounds a test that waits for the lock, so a lock never freed fails
+// the test with a message instead of hanging until go test's timeout.
+const guard = time.Minute
+
+// replica is one mirror's Locker on the shared database url.
+func replica(t *testing.T, url string, opt Options) *Locker {
+	t.Helper()
+	l, err := Open(context.Background(), url, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+func never(context.Context) bool  { return false }
+func always(context.Context) bool { return true }
+
+// held reports whether another session holds key's lock: a caller whose
+// ready is always true takes a free lock at once and is handed off from a
+// held one.
+func held(t *testing.T, l *Locker, key string) bool {
+	t.Helper()
+	r, err := l.Acquire(context.Background(), key, always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != nil {
+		r()
+		return false
+	}
+	return true
+}
+
+func TestOneHolderAtATimeAndReleaseHandsItOver(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
+	releaseA, err := a.Acquire(ctx, "pkg@1.0.0", never)
+	if err != nil || releaseA == nil {
+		t.Fatalf("a.Acquire = %v, %v", releaseA != nil, err)
+	}
+	waiting := make(chan struct{})
+	b.onWait = func(string) { close(waiting) }
+	var released atomic.Bool
+	done := make(chan error)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, guard)
+		defer cancel()
+		releaseB, err := b.Acquire(ctx, "pkg@1.0.0", never)
+		if err == nil && releaseB == nil {
+			err = errors.New("b was handed off, want the lock")
+		}
+		if err == nil && !released.Load() {
+			err = errors.New("b took the lock while a held it")
+		}
+		if releaseB != nil {
+			releaseB()
+		}
+		done <- err
+	}()
+	<-waiting
+	// Another key is independent.
+	if r, err := b.Acquire(ctx, "pkg@2.0.0", never); err != nil || r == nil {
+		t.Fatalf("another version's lock: %v, %v", r != nil, err)
+	} else {
+		r()
+	}
+	released.Store(true)
+	releaseA()
+	releaseA() // safe to call twice
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Stats(); s.Waited != 1 || s.Acquired != 2 {
+		t.Errorf("b stats %+v, want one wait and two locks", s)
+	}
+	if held(t, a, "pkg@1.0.0") {
+		t.Error("the lock is still held after both released it")
+	}
+}
+
+func TestWaiterFindingTheVersionReadyNeedsNoLock(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
+	releaseA, err := a.Acquire(ctx, "k", never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseA()
+	var committed atomic.Bool
+	b.onWait = func(string) { committed.Store(true) }
+	r, err := b.Acquire(ctx, "k", func(context.Context) bool { return committed.Load() })
+	if err != nil || r != nil {
+		t.Fatalf("b.Acquire with the version ready = %v, %v; want handed off", r != nil, err)
+	}
+	if s := b.Stats(); s.HandedOff != 1 || s.Acquired != 0 {
+		t.Errorf("b stats %+v, want one hand-off", s)
+	}
+}
+
+func TestWaitingEndsWithTheContext(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
+	release, err := a.Acquire(context.Background(), "k", never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.onWait = func(string) { cancel() }
+	if r, err := b.Acquire(ctx, "k", never); r != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire with a cancelled context = %v, %v", r != nil, err)
+	}
+	if s := b.Stats(); s.Unavailable != 0 {
+		t.Errorf("b stats %+v: a caller giving up is no outage", s)
+	}
+}
+
+// TestKilledHolderFreesTheLock: a holder whose session ends (its process
+// crashed, its connection broke) frees the lock with it: no TTL to wait
+// out. Its late release must neither fail nor free the next holder's lock.
+func TestKilledHolderFreesTheLock(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
+	releaseA, err := a.Acquire(ctx, "k", never)
+	if err != nil || releaseA == nil {
+		t.Fatalf("a.Acquire = %v, %v", releaseA != nil, err)
+	}
+	defer releaseA() // when the test fails before it: the pool's Close waits for it
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	id := uint64(ID(a.ns, "k"))
+	// A bigint advisory lock shows in pg_locks as classid (its high 32
+	// bits) and objid (its low 32 bits), objsubid 1.
+	var killed bool
+	if err := admin.QueryRow(ctx, `
+		SELECT pg_terminate_backend(pid, 30000) FROM pg_locks
+		WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+		  AND classid::bigint = $1 AND objid::bigint = $2`, int64(id>>32), int64(uint32(id))).Scan(&killed); err != nil || !killed {
+		t.Fatalf("terminating the holder's session: %v, %v", killed, err)
+	}
+	bctx, cancel := context.WithTimeout(ctx, guard)
+	defer cancel()
+	releaseB, err := b.Acquire(bctx, "k", never)
+	if err != nil || releaseB == nil {
+		t.Fatalf("b.Acquire after the holder's session ended = %v, %v; want the lock", releaseB != nil, err)
+	}
+	defer releaseB()
+	releaseA() // its session is gone: nothing to unlock, and b keeps the lock
+	if !held(t, a, "k") {
+		t.Error("a's late release freed b's lock")
+	}
+	// a's broken connection did not go back to its pool: a takes and
+	// releases locks as before.
+	for range 2 * DefaultOptions().Conns {
+		r, err := a.Acquire(ctx, "other", never)
+		if err != nil || r == nil {
+			t.Fatalf("a.Acquire after its holder was killed = %v, %v", r != nil, err)
+		}
+		r()
+	}
+}
+
+// TestConnsBoundTheLocksHeld: with every connection holding a lock,
+// Acquire answers ErrBusy at once (the fill goes on without this lock)
+// instead of waiting for an unrelated fill; a released lock frees its
+// connection for the next.
+func TestConnsBoundTheLocksHeld(t *testing.T) {
+	ctx := context.Background()
+	opt := DefaultOptions()
+	opt.Conns = 2
+	l := replica(t, pgtest.URL(t), opt)
+	var releases []func()
+	for _, k := range []string{"a", "b"} {
+		r, err := l.Acquire(ctx, k, never)
+		if err != nil || r == nil {
+			t.Fatalf("Acquire(%s) = %v, %v", k, r != nil, err)
+		}
+		releases = append(releases, r)
+	}
+	if r, err := l.Acquire(ctx, "c", never); r != nil || !errors.Is(err, ErrBusy) {
+		t.Fatalf("Acquire with every connection holding a lock = %v, %v; want ErrBusy", r != nil, err)
+	}
+	releases[0]()
+	r, err := l.Acquire(ctx, "c", never)
+	if err != nil || r == nil {
+		t.Fatalf("Acquire after a release = %v, %v", r != nil, err)
+	}
+	r()
+	releases[1]()
+	if s := l.Stats(); s.Busy != 1 || s.Acquired != 3 {
+		t.Errorf("stats %+v, want one busy answer and three locks", s)
+	}
+}
+
+func TestSchemasDoNotShareLocks(t *testing.T) {
+	ctx := context.Background()
+	a, b := replica(t, pgtest.URL(t), DefaultOptions()), replica(t, pgtest.URL(t), DefaultOptions())
+	ra, err := a.Acquire(ctx, "k", never)
+	if err != nil || ra == nil {
+		t.Fatal(err)
+	}
+	defer ra()
+	if held(t, b, "k") {
+		t.Error("a deployment in another schema shares the lock")
+	}
+}
+
+func TestOpenRefusesBadOptions(t *testing.T) {
+	url := pgtest.URL(t)
+	for _, tweak := range []func(*Options){
+		func(o *Options) { o.Conns = 0 },
+		func(o *Options) { o.Timeout = 0 },
+		func(o *Options) { o.PollMax = o.PollMin / 2 },
+	} {
+		opt := DefaultOptions()
+		tweak(&opt)
+		if l, err := Open(context.Background(), url, opt); err == nil {
+			l.Close()
+			t.Errorf("Open(%+v) succeeded", opt)
+		}
+	}
+}
