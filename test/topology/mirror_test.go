@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,13 +137,14 @@ func (d *deployment) start(n int) []*replica {
 	return append(rs, more...)
 }
 
-// startOne runs a mirror process and waits for the line announcing its
-// address (it listens on a free port). The process gets SIGTERM when the
-// test ends, and its log is shown if the test failed.
-func (d *deployment) startOne() *replica {
+// startOne runs a mirror process, with the deployment's settings and then
+// env's (a later one wins), and waits for the line announcing its address
+// (it listens on a free port). The process gets SIGTERM when the test
+// ends, and its log is shown if the test failed.
+func (d *deployment) startOne(env ...string) *replica {
 	t := d.t
 	cmd := exec.Command(mirrorBinary(t))
-	cmd.Env = d.env
+	cmd.Env = append(slices.Clip(d.env), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Error(err)

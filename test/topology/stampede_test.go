@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
@@ -14,14 +15,48 @@ import (
 // TestStampedeThreeReplicasDownloadOnce fires 200 concurrent requests for
 // one cold version at 3 replicas while the registry holds the download in
 // flight: the in-process single-flight joins each replica's callers, the
-// Redis lock joins the replicas, so the registry serves the tarball once.
+// Redis and Postgres locks join the replicas, so the registry serves the
+// tarball once.
 func TestStampedeThreeReplicasDownloadOnce(t *testing.T) {
-	const requests = 200
 	d := newDeployment(t, redistestAddr(t))
+	stampede(t, d, d.start(3))
+}
+
+// TestStampedeWithRedisDownOnTwoReplicas is the same stampede while two of
+// the three replicas cannot reach Redis (what one replica's breaker opening
+// under load does for 5s): they meet the first replica, which holds the
+// Redis lock, on the Postgres lock they share. Before the Postgres lock
+// the registry served the tarball up to 3 times.
+func TestStampedeWithRedisDownOnTwoReplicas(t *testing.T) {
+	d := newDeployment(t, redistestAddr(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String() // nothing listens there once closed
+	ln.Close()
+	noRedis := "PKGSCOPE_REDIS_URL=redis://" + closed + "/0"
+	replicas := []*replica{d.startOne()}
+	for range 2 {
+		r := d.startOne(noRedis)
+		if r == nil {
+			t.FailNow()
+		}
+		replicas = append(replicas, r)
+	}
+	stampede(t, d, replicas)
+}
+
+// stampede publishes a package and fires 200 concurrent requests for its
+// cold version at the 3 replicas, while the registry holds the download
+// until every request is on the wire; it checks the answers and that the
+// registry served the tarball once.
+func stampede(t *testing.T, d *deployment, replicas []*replica) {
+	t.Helper()
+	const requests = 200
 	const body = "export const answer = 42;\n"
 	d.reg.Publish("stampede", "1.0.0", tarballtest.Package(t, map[string]string{"lib/answer.js": "export const answer = 1;\n"}))
 	d.reg.Publish("stampede", "2.0.0", tarballtest.Package(t, map[string]string{"lib/answer.js": body, "package.json": `{"name":"stampede"}`}))
-	replicas := d.start(3)
 	ctx := t.Context()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: requests}}
 	defer hc.CloseIdleConnections()
