@@ -150,3 +150,23 @@ func FuzzParseIDL(f *testing.F) {
 		}
 	})
 }
+
+// TestWholeInterfaceCutNamesItsMixins: an interface's IDL cut at the
+// budget inside its mixins' text still names every mixin it includes.
+func TestWholeInterfaceCutNamesItsMixins(t *testing.T) {
+	x := newIDLIndex([]IDLFile{ParseIDL("html", `interface Window { undefined alert(); };
+Window includes WindowOrWorkerGlobalScope;
+Window includes AnimationFrameProvider;
+interface mixin WindowOrWorkerGlobalScope { `+strings.Repeat("undefined f(); ", 100)+` };
+interface mixin AnimationFrameProvider { unsigned long requestAnimationFrame(FrameRequestCallback callback); };`)})
+	full, _ := x.render(idlTarget{Interface: "Window"}, 1<<20)
+	if !strings.Contains(full, "requestAnimationFrame") {
+		t.Fatalf("uncut IDL lacks the second mixin's member:\n%s", full)
+	}
+	cut, _ := x.render(idlTarget{Interface: "Window"}, 400)
+	for _, want := range []string{"Window includes AnimationFrameProvider;", "Window includes WindowOrWorkerGlobalScope;", "IDL cut at 400 bytes (setting webdocs-max-doc-bytes)"} {
+		if !strings.Contains(cut, want) {
+			t.Errorf("cut IDL lacks %q:\n%s", want, cut)
+		}
+	}
+}

@@ -53,8 +53,12 @@ type idlTarget struct {
 }
 
 // targetFor maps a page to the IDL it documents, from its first "api."
-// compat key (api.ResizeObserver.observe) or, without one, its slug
-// (Web/API/ResizeObserver/observe). Events have no IDL of their own.
+// compat key (api.ResizeObserver.observe) or, when that names no IDL
+// interface, its slug (Web/API/ResizeObserver/observe). The slug is what
+// finds the members of global mixins: BCD keys Window's fetch page
+// api.fetch, a global, while fetch is declared on the
+// WindowOrWorkerGlobalScope mixin that Window includes. Events have no IDL
+// of their own.
 func (x *idlIndex) targetFor(p *page) (idlTarget, bool) {
 	var parts []string
 	for _, k := range p.Compat {
@@ -63,14 +67,14 @@ func (x *idlIndex) targetFor(p *page) (idlTarget, bool) {
 			break
 		}
 	}
-	if parts == nil {
+	if !x.names(parts) {
 		rest, ok := strings.CutPrefix(p.Slug, "Web/API/")
 		if !ok {
 			return idlTarget{}, false
 		}
 		parts = strings.Split(rest, "/")
 	}
-	if len(parts) == 0 || len(parts) > 2 || x.defs[parts[0]] == nil {
+	if !x.names(parts) {
 		return idlTarget{}, false
 	}
 	t := idlTarget{Interface: parts[0]}
@@ -88,10 +92,18 @@ func (x *idlIndex) targetFor(p *page) (idlTarget, bool) {
 	return t, true
 }
 
+// names reports whether parts (from a compat key or a slug) start with a
+// defined name and have at most one member after it.
+func (x *idlIndex) names(parts []string) bool {
+	return len(parts) > 0 && len(parts) <= 2 && x.defs[parts[0]] != nil
+}
+
 // render returns the IDL text for t: the whole interface (its
-// definition, partials and included mixins) or only the declarations of
-// one member, each under the header of the definition it is in. It
-// returns "" when the IDL has no such member. Every block names its spec.
+// definition and partials, the "includes" lines naming its mixins, then
+// each mixin's definitions, so a cut still names every mixin) or only the
+// declarations of one member, each under the header of the definition it
+// is in, followed by the "includes" line when that is a mixin. It returns
+// "" when the IDL has no such member. Every block names its spec.
 func (x *idlIndex) render(t idlTarget, maxBytes int) (string, []*IDLMember) {
 	var b strings.Builder
 	var found []*IDLMember
@@ -112,13 +124,12 @@ func (x *idlIndex) render(t idlTarget, maxBytes int) (string, []*IDLMember) {
 		b.WriteString("\n")
 		return b.Len() < maxBytes
 	}
-	defs := x.withMixins(t.Interface)
-	for _, d := range defs {
+	if t.Member == "" {
+		x.renderWhole(t.Interface, &b, write, maxBytes)
+	}
+	for _, d := range x.withMixins(t.Interface) {
 		if t.Member == "" {
-			if !write(d, d.Text) {
-				break
-			}
-			continue
+			break
 		}
 		var lines []string
 		for i := range d.Members {
@@ -139,14 +150,6 @@ func (x *idlIndex) render(t idlTarget, maxBytes int) (string, []*IDLMember) {
 			break
 		}
 	}
-	if t.Member == "" {
-		for _, m := range x.includes[t.Interface] {
-			if b.Len() >= maxBytes {
-				break
-			}
-			fmt.Fprintf(&b, "%s includes %s;\n", t.Interface, m)
-		}
-	}
 	s := b.String()
 	if len(s) > maxBytes {
 		s = s[:runeCut(s, maxBytes)] + fmt.Sprintf("\n[… IDL cut at %d bytes (setting webdocs-max-doc-bytes)]", maxBytes)
@@ -155,6 +158,34 @@ func (x *idlIndex) render(t idlTarget, maxBytes int) (string, []*IDLMember) {
 		return "", nil
 	}
 	return s, found
+}
+
+// renderWhole writes the interface's definitions, then the lines naming
+// the mixins it includes, then each mixin's definitions (whose headers,
+// "interface mixin Name {", say where each member comes from), until
+// write reports maxBytes reached. The names come before the mixins' text
+// so that an answer cut short still says which mixins there are.
+func (x *idlIndex) renderWhole(name string, b *strings.Builder, write func(*IDLDefinition, string) bool, maxBytes int) {
+	for _, d := range x.defs[name] {
+		if !write(d, d.Text) {
+			return
+		}
+	}
+	mixins := x.includes[name]
+	if len(mixins) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for _, m := range mixins {
+		fmt.Fprintf(b, "%s includes %s;\n", name, m)
+	}
+	for _, m := range mixins {
+		for _, d := range x.defs[m] {
+			if b.Len() >= maxBytes || !write(d, d.Text) {
+				return
+			}
+		}
+	}
 }
 
 // withMixins returns the interface's definitions, then its mixins'.

@@ -680,3 +680,44 @@ func TestLoadOutlivesItsCaller(t *testing.T) {
 		t.Errorf("empty query: %v, want an InputError", err)
 	}
 }
+
+// TestIDLOfMixinMembers: fetch is declared on the WindowOrWorkerGlobalScope
+// mixin (by a partial in the Fetch spec) and MDN keys Window's fetch page
+// api.fetch, a global: its IDL is found through the slug's interface and
+// names the mixin it came from; search finds it as Window.fetch; the
+// Window page's IDL holds the mixin's members under the mixin's name.
+func TestIDLOfMixinMembers(t *testing.T) {
+	m := newMirror(t, false)
+	var d webdocs.Doc
+	if status, _, body := m.post(`{"action":"get_doc","path":"/en-US/docs/Web/API/Window/fetch"}`, &d); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	want := "// fetch: Fetch Standard (https://fetch.spec.whatwg.org/)\npartial interface mixin WindowOrWorkerGlobalScope {\n" +
+		"  Promise<Response> fetch(RequestInfo input, optional RequestInit init = {});\n};\nWindow includes WindowOrWorkerGlobalScope;"
+	if !strings.Contains(d.IDL, want) {
+		t.Errorf("Window.fetch IDL = %q\nwant it to hold %q", d.IDL, want)
+	}
+	for _, q := range []string{"Window.fetch", "fetch"} {
+		var res webdocs.SearchResult
+		if status, _, body := m.post(fmt.Sprintf(`{"action":"search","query":%q}`, q), &res); status != 200 || len(res.Documents) == 0 ||
+			res.Documents[0].Path != "/en-US/docs/Web/API/Window/fetch" || !strings.HasPrefix(res.Documents[0].Summary, "IDL: Promise<Response> fetch(") {
+			t.Errorf("search %q: %d %s", q, status, body)
+		}
+	}
+	if status, _, body := m.post(`{"action":"get_doc","path":"/en-US/docs/Web/API/Window"}`, &d); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	for _, want := range []string{
+		"interface Window : EventTarget {",
+		"interface mixin WindowOrWorkerGlobalScope {\n  [Replaceable] readonly attribute USVString origin;\n  long setTimeout(",
+		"partial interface mixin WindowOrWorkerGlobalScope {\n  [NewObject] Promise<Response> fetch(",
+	} {
+		if !strings.Contains(d.IDL, want) {
+			t.Errorf("Window IDL lacks %q:\n%s", want, d.IDL)
+		}
+	}
+	// The mixins are named before their text, so a cut answer names them.
+	if i, j := strings.Index(d.IDL, "Window includes WindowOrWorkerGlobalScope;"), strings.Index(d.IDL, "interface mixin WindowOrWorkerGlobalScope"); i < 0 || j < i {
+		t.Errorf("the includes line does not come before the mixin's blocks:\n%s", d.IDL)
+	}
+}

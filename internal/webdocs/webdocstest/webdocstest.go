@@ -3,8 +3,10 @@
 // layout as the real ones (data.json, index.json, one .idl per spec), and
 // seeds a fake MDN with matching pages. The content is a handful of
 // features: the ResizeObserver interface, its constructor and methods,
-// Element.append (from a mixin), the CSS property gap, a redirect, an
-// external redirect and a moved web-features feature.
+// Element.append (from a mixin), Window and its fetch (declared on the
+// WindowOrWorkerGlobalScope mixin, in another spec, and keyed api.fetch
+// as MDN keys it), the CSS property gap, a redirect, an external redirect
+// and a moved web-features feature.
 package webdocstest
 
 import (
@@ -43,6 +45,8 @@ func Publish(t testing.TB, reg *fakeregistry.Registry) webdocs.Versions {
 		"resize-observer.idl": ResizeObserverIDL,
 		"dom.idl":             DOMIDL,
 		"cssom-view.idl":      CSSOMViewIDL,
+		"html.idl":            HTMLIDL,
+		"fetch.idl":           FetchIDL,
 	}))
 	reg.Publish(webdocs.PackageFeatures, v.Features, tarballtest.Package(t, map[string]string{
 		"package.json": `{"name":"web-features","version":"1.0.0","main":"index.js"}`,
@@ -223,6 +227,8 @@ const Inventory = `{
 	{"path": "/files/en-us/web/api/resizeobserver/disconnect/index.md", "frontmatter": {"title": "ResizeObserver: disconnect() method", "short-title": "disconnect()", "slug": "Web/API/ResizeObserver/disconnect", "page-type": "web-api-instance-method", "browser-compat": "api.ResizeObserver.disconnect"}},
 	{"path": "/files/en-us/web/api/element/append/index.md", "frontmatter": {"title": "Element: append() method", "short-title": "append()", "slug": "Web/API/Element/append", "page-type": "web-api-instance-method", "browser-compat": "api.Element.append"}},
 	{"path": "/files/en-us/web/api/element/index.md", "frontmatter": {"title": "Element", "slug": "Web/API/Element", "page-type": "web-api-interface", "browser-compat": "api.Element"}},
+	{"path": "/files/en-us/web/api/window/index.md", "frontmatter": {"title": "Window", "slug": "Web/API/Window", "page-type": "web-api-interface", "browser-compat": "api.Window"}},
+	{"path": "/files/en-us/web/api/window/fetch/index.md", "frontmatter": {"title": "Window: fetch() method", "short-title": "fetch()", "slug": "Web/API/Window/fetch", "page-type": "web-api-instance-method", "browser-compat": "api.fetch"}},
 	{"path": "/files/en-us/web/css/reference/properties/gap/index.md", "frontmatter": {"title": "gap", "slug": "Web/CSS/Reference/Properties/gap", "page-type": "css-shorthand-property", "browser-compat": "css.properties.gap", "sidebar": "cssref"}},
 	{"path": "/files/en-us/web/css/reference/properties/row-gap/index.md", "frontmatter": {"title": "row-gap", "slug": "Web/CSS/Reference/Properties/row-gap", "page-type": "css-property", "browser-compat": "css.properties.row-gap", "sidebar": "cssref"}},
 	{"path": "/files/en-us/mozilla/firefox/releases/69/index.md", "frontmatter": {"title": "Firefox 69 release notes for developers", "short-title": "Firefox 69", "slug": "Mozilla/Firefox/Releases/69", "page-type": "firefox-release-notes", "sidebar": "firefox"}},
@@ -295,6 +301,30 @@ const CSSOMViewIDL = `// Source: CSSOM View Module (https://drafts.csswg.org/css
 partial interface Element {
   DOMRectList getClientRects();
   [NewObject] DOMRect getBoundingClientRect();
+};
+`
+
+// HTMLIDL is the fixture html.idl: Window, and the mixin it takes fetch
+// and setTimeout from.
+const HTMLIDL = `// Source: HTML Standard (https://html.spec.whatwg.org/multipage/)
+[Global=Window, Exposed=Window, LegacyUnenumerableNamedProperties]
+interface Window : EventTarget {
+  [LegacyUnforgeable] readonly attribute WindowProxy window;
+  undefined alert(DOMString message);
+};
+Window includes WindowOrWorkerGlobalScope;
+
+interface mixin WindowOrWorkerGlobalScope {
+  [Replaceable] readonly attribute USVString origin;
+  long setTimeout(TimerHandler handler, optional long timeout = 0, any... arguments);
+};
+`
+
+// FetchIDL is the fixture fetch.idl: fetch, added to the mixin by a
+// partial in another spec.
+const FetchIDL = `// Source: Fetch Standard (https://fetch.spec.whatwg.org/)
+partial interface mixin WindowOrWorkerGlobalScope {
+  [NewObject] Promise<Response> fetch(RequestInfo input, optional RequestInit init = {});
 };
 `
 
