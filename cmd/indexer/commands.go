@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
@@ -126,7 +127,7 @@ func cmdWorker(ctx context.Context, s settings, getenv func(string) string, log 
 	if err := ix.q.Start(ctx); err != nil {
 		return exitFailed, err
 	}
-	fmt.Fprintf(s.stderr, "%s indexer worker: %d workers on queue %q\n", stamp(), s.warm.Workers, s.warm.Queue)
+	fmt.Fprintf(s.stderr, "%s indexer worker: %s on queue %q\n", stamp(), english.Count(s.warm.Workers, "worker"), s.warm.Queue)
 	<-ctx.Done()
 	fmt.Fprintf(s.stderr, "%s indexer worker: stopping, running jobs get %s\n", stamp(), s.mirror.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.mirror.ShutdownTimeout)
@@ -177,8 +178,8 @@ func cmdReindex(ctx context.Context, s settings, getenv func(string) string, log
 			wants = append(wants, w)
 		}
 	}
-	fmt.Fprintf(s.stdout, "%d versions stored under an ingest format older than %d; %d without a search index of format %d",
-		len(stale), ingestFormat, len(wants)-len(stale), format)
+	fmt.Fprintf(s.stdout, "%s stored under an ingest format older than %d; %d without a search index of format %d",
+		english.Count(len(stale), "version"), ingestFormat, len(wants)-len(stale), format)
 	if len(wants) >= s.warm.MaxRequestItems {
 		fmt.Fprint(s.stdout, " (at most max-request-items per run: run reindex again for the rest)")
 	}
@@ -261,6 +262,6 @@ func cmdRefresh(ctx context.Context, s settings, getenv func(string) string, log
 		os.Remove(tmp)
 		return exitFailed, err
 	}
-	fmt.Fprintf(s.stdout, "wrote %s: %d packages (%s, %s)\n", s.out, len(l.Packages), l.Method, l.Date)
+	fmt.Fprintf(s.stdout, "wrote %s: %s (%s, %s)\n", s.out, english.Count(len(l.Packages), "package"), l.Method, l.Date)
 	return exitOK, nil
 }

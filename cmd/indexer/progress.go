@@ -9,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
@@ -90,7 +91,7 @@ func (d *lineDisplay) update(p warm.Progress) {
 	finished := p.Total - p.Pending
 	if !d.started {
 		d.started, d.first = true, finished
-		fmt.Fprintf(d.w, "%s warm request %s: %d packages, %d to fetch\n", stamp(), p.ID, p.Total, p.Pending)
+		fmt.Fprintf(d.w, "%s warm request %s: %s, %d to fetch\n", stamp(), p.ID, english.Count(p.Total, "package"), p.Pending)
 	}
 	d.final = p
 	if finished == d.lastDone || (time.Since(d.last) < plainEvery && !p.Finished) {
@@ -115,7 +116,7 @@ func stamp() string { return time.Now().Format(time.TimeOnly) }
 
 // summarize writes the final summary of a request.
 func summarize(w io.Writer, p warm.Progress, elapsed time.Duration, fetched int, t warm.JobTiming) {
-	fmt.Fprintf(w, "warm request %s: %d packages", p.ID, p.Total)
+	fmt.Fprintf(w, "warm request %s: %s", p.ID, english.Count(p.Total, "package"))
 	if elapsed > 0 {
 		fmt.Fprintf(w, " in %s", elapsed.Round(time.Millisecond))
 	}

@@ -312,7 +312,7 @@ func TestErrors(t *testing.T) {
 		{"traversal", `{"action":"read","packageName":"ok","path":"../../etc/passwd"}`, 400, "bad_request", "path"},
 		{"bad glob", `{"action":"glob","packageName":"ok","patterns":["[a"]}`, 400, "bad_request", "glob"},
 		{"no such package", `{"action":"list","packageName":"nope"}`, 404, "not_found", "nope"},
-		{"no such version", `{"action":"list","packageName":"ok","version":"^9"}`, 404, "no_matching_version", `range "^9" matches none of 1 versions; the highest is 1.0.0 (also latest)`},
+		{"no such version", `{"action":"list","packageName":"ok","version":"^9"}`, 404, "no_matching_version", `range "^9" matches none of 1 version; the highest is 1.0.0 (also latest)`},
 		{"no such file", `{"action":"read","packageName":"ok","path":"b.js"}`, 404, "not_found", "b.js"},
 		{"limit over max", `{"action":"read","packageName":"ok","path":"a.js","limit":1000000}`, 422, "limit_exceeded", "max-read-limit"},
 		{"upstream down", `{"action":"list","packageName":"down"}`, 503, "upstream_unavailable", "500"},

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/english"
 )
 
 // Outcome is what a finished request says about the health of what it
@@ -69,7 +71,7 @@ type OpenError struct {
 }
 
 func (e *OpenError) Error() string {
-	return fmt.Sprintf("circuit open after %d consecutive failures (last: %v); next attempt in %s", e.Failures, e.Last, e.Wait)
+	return fmt.Sprintf("circuit open after %s (last: %v); next attempt in %s", english.Count(e.Failures, "consecutive failure"), e.Last, e.Wait)
 }
 
 // Change is what a Record changed.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/diff"
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/semver"
@@ -358,7 +359,7 @@ func diffFilterNote(oldFiles, newFiles []store.File, keep func(string) bool) []s
 			paths[f.Path] = true
 		}
 	}
-	return []string{fmt.Sprintf("include/exclude selected none of the %d files of either version; a pattern starting with '*' matches file names in any folder (e.g. '*.d.ts'), others the path from the package root (e.g. 'dist/**/*.js'), and a plain path selects what starts with it (e.g. 'lib')", len(paths))}
+	return []string{fmt.Sprintf("include/exclude selected none of the %s of either version; a pattern starting with '*' matches file names in any folder (e.g. '*.d.ts'), others the path from the package root (e.g. 'dist/**/*.js'), and a plain path selects what starts with it (e.g. 'lib')", english.Count(len(paths), "file"))}
 }
 
 var errDiffCursor = &InputError{Field: "cursor", Err: errors.New("does not match this diff: send the answer's next request as it is")}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
@@ -168,7 +169,7 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 				w, _ := json.Marshal(widened)
 				what := "no path matches"
 				if matched > 0 {
-					what = fmt.Sprintf("%d top-level paths match", matched)
+					what = english.Count(matched, "top-level path") + " match"
 				}
 				res.Note("%s: a glob without '/' matches the top level only; %.300s matches %d in any folder (e.g. %q)", what, w, len(wide), wide[0].Path)
 				return
@@ -186,7 +187,7 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 		}
 		top = append(top, e.Path)
 	}
-	res.Note("no path of the %d files matches; the top level holds %s: glob or list from there", len(files), strings.Join(top, ", "))
+	res.Note("no path of the %s matches; the top level holds %s: glob or list from there", english.Count(len(files), "file"), strings.Join(top, ", "))
 }
 
 // PageEntries fills res with the entries of all (in byte order of their

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
 )
 
@@ -102,7 +103,7 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 	total := lines.total
 	res.TotalLines = total
 	if r.Offset > total && !(r.Offset == 1 && total == 0) {
-		return nil, &InputError{Field: "offset", Err: fmt.Errorf("offset %d is past the end of the file (%d lines)", r.Offset, total)}
+		return nil, &InputError{Field: "offset", Err: fmt.Errorf("offset %d is past the end of the file (%s)", r.Offset, english.Count(total, "line"))}
 	}
 	lines.skip(r.Offset - 1)
 	if r.Column > 0 {
@@ -170,8 +171,8 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 			if len(include) > 200 {
 				include = "include set to this file's path"
 			}
-			res.Note("a large file: %d of %d lines (%d bytes) shown, about %d more reads like this one to the end; to find something in it, grep with %s, then read from the line it names with offset",
-				shown, total, f.Size, (total-end+shown-1)/shown, include)
+			res.Note("a large file: %d of %d lines (%d bytes) shown, about %s like this one to the end; to find something in it, grep with %s, then read from the line it names with offset",
+				shown, total, f.Size, english.Count((total-end+shown-1)/shown, "more read"), include)
 		}
 	}
 	return res, nil

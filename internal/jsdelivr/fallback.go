@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/lru"
@@ -319,8 +320,8 @@ func (n notSearched) reason(f *Fallback, searched int) string {
 	add(n.tooLarge, fmt.Sprintf("larger than one fetch may be (setting jsdelivr-max-file-bytes=%d)", f.c.MaxFileBytes()))
 	add(n.timeout, fmt.Sprintf("not fetched in time (setting jsdelivr-grep-timeout=%s)", f.opt.GrepTimeout))
 	add(n.failed, "failed to fetch")
-	return fmt.Sprintf("the registry is unavailable and jsDelivr's CDN answered instead: searched %d files, %d not searched: %s",
-		searched, n.total(), strings.Join(parts, "; "))
+	return fmt.Sprintf("the registry is unavailable and jsDelivr's CDN answered instead: searched %s, %d not searched: %s",
+		english.Count(searched, "file"), n.total(), strings.Join(parts, "; "))
 }
 
 // binaryExt are extensions whose files are binary in npm packages

@@ -282,6 +282,7 @@ func TestMalformed(t *testing.T) {
 		{"pnpm-lock.yaml", "lockfileVersion: '9.0'\nimporters:\n  .: 3\n", ErrInvalid, "cannot unmarshal"},
 		{"pnpm-lock.yaml", "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      a: {specifier: '1'}\n", ErrInvalid, "no name or version"},
 		{"yarn.lock", "a@1:\n   version \"1\"\n", ErrInvalid, "line 2: indentation of 3 spaces"},
+		{"yarn.lock", "a@1:\n version \"1\"\n", ErrInvalid, "line 2: indentation of 1 space (yarn"},
 		{"yarn.lock", "a@1:\n  version \"1\n", ErrInvalid, "line 2: unterminated string"},
 		{"yarn.lock", "<<<<<<< HEAD\na@1:\n", ErrInvalid, "merge conflict"},
 		{"yarn.lock", "a@1 \"x\"\n", ErrInvalid, "line 1: top-level key"},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/english"
 )
 
 // This file parses yarn classic's lockfile syntax, following yarn's own
@@ -126,7 +128,7 @@ func (p *yarnParser) next() error {
 			}
 			if n%2 != 0 {
 				p.tok.line = p.line
-				return p.errorf("indentation of %d spaces (yarn indents by 2)", n)
+				return p.errorf("indentation of %s (yarn indents by 2)", english.Count(n, "space"))
 			}
 			p.tok = yarnTok{kind: yarnIndent, indent: n / 2, line: p.line}
 			return nil

@@ -225,7 +225,7 @@ func checkErrors(t *testing.T, cs *sdk.ClientSession) {
 		{"bad glob", `{"action":"glob","packageName":"lib","patterns":["[a"]}`, "bad_request", "glob"},
 		{"glob without patterns", `{"action":"glob","packageName":"lib"}`, "bad_request", "patterns"},
 		{"no such package", `{"action":"list","packageName":"nope"}`, "not_found", "nope"},
-		{"no such version", `{"action":"list","packageName":"lib","version":"^9"}`, "no_matching_version", `range "^9" matches none of 1 versions; the highest is 1.0.0 (also latest)`},
+		{"no such version", `{"action":"list","packageName":"lib","version":"^9"}`, "no_matching_version", `range "^9" matches none of 1 version; the highest is 1.0.0 (also latest)`},
 		{"no such file", `{"action":"read","packageName":"lib","path":"b.js"}`, "not_found", "b.js"},
 		{"limit over max", `{"action":"read","packageName":"lib","path":"a.txt","limit":1000000}`, "limit_exceeded", "max-read-limit"},
 		{"upstream down", `{"action":"list","packageName":"down"}`, "upstream_unavailable", "500"},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/project"
 )
@@ -48,15 +49,15 @@ func tail(a explore.Answer) string {
 
 func renderList(r *explore.ListResult, action string) string {
 	var b strings.Builder
-	what := fmt.Sprintf("%d files, %s", r.TotalFiles, size(r.TotalBytes))
+	what := english.Count(r.TotalFiles, "file") + ", " + size(r.TotalBytes)
 	switch {
 	case action == "glob":
-		what = fmt.Sprintf("%d matching files and folders", r.TotalFiles)
+		what = english.CountAs(r.TotalFiles, "matching file or folder", "matching files and folders")
 	case r.Path != "":
 		what = r.Path + "/: " + what
 	}
 	if r.Depth > 0 {
-		what += fmt.Sprintf("; %d level(s) shown, deeper folders summed up", r.Depth)
+		what += "; " + english.Count(r.Depth, "level") + " shown, deeper folders summed up"
 	}
 	b.WriteString(head(r.Answer, what))
 	for _, e := range r.Entries {
@@ -70,7 +71,7 @@ func renderList(r *explore.ListResult, action string) string {
 // entry is one listing line: "dist/ (120 files, 3.1 MB)" or "index.js (812 B)".
 func entry(e explore.Entry) string {
 	if e.Type == explore.EntryFolder {
-		return fmt.Sprintf("%s (%d files, %s)", e.Path, e.Files, size(e.Bytes))
+		return fmt.Sprintf("%s (%s, %s)", e.Path, english.Count(e.Files, "file"), size(e.Bytes))
 	}
 	return fmt.Sprintf("%s (%s)", e.Path, size(e.Bytes))
 }
@@ -220,12 +221,8 @@ func renderGrep(r *explore.GrepResult) string {
 	return strings.TrimSuffix(b.String(), "\n") + tail(r.Answer)
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+// plural is english.Count: "1 file", "2 files".
+func plural(n int, what string) string { return english.Count(n, what) }
 
 func title(name, version string) string { return name + "@" + version }
 

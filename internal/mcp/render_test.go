@@ -167,3 +167,22 @@ func TestRenderDiff(t *testing.T) {
 		t.Errorf("nameOnly:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestRenderListCounts: one of a thing is singular ("1 file", not "1
+// files"), in the header, a folder's entry and the depth shown.
+func TestRenderListCounts(t *testing.T) {
+	a := explore.Answer{PackageName: "p", Version: "1.0.0"}
+	r := &explore.ListResult{Answer: a, Depth: 1, TotalFiles: 1, TotalBytes: 10,
+		Entries: []explore.Entry{{Path: "dist/", Type: explore.EntryFolder, Bytes: 10, Files: 1}}}
+	if got, want := renderList(r, "list"), "p@1.0.0 1 file, 10 B; 1 level shown, deeper folders summed up\ndist/ (1 file, 10 B)"; got != want {
+		t.Errorf("list:\n%q\nwant\n%q", got, want)
+	}
+	r = &explore.ListResult{Answer: a, TotalFiles: 1, Entries: []explore.Entry{{Path: "a.js", Type: explore.EntryFile, Bytes: 10}}}
+	if got, want := renderList(r, "glob"), "p@1.0.0 1 matching file or folder\na.js (10 B)"; got != want {
+		t.Errorf("glob:\n%q\nwant\n%q", got, want)
+	}
+	r.TotalFiles = 2
+	if got, want := renderList(r, "glob"), "p@1.0.0 2 matching files and folders\na.js (10 B)"; got != want {
+		t.Errorf("glob of 2:\n%q\nwant\n%q", got, want)
+	}
+}

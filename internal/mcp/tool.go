@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/project"
 )
@@ -218,7 +219,7 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 		set(&res.Answer)
 		text := renderGrep(res)
 		if res.Complete != nil && !*res.Complete {
-			text += fmt.Sprintf("\n[incomplete: %d files not searched (%s)]", res.FilesNotSearched, res.IncompleteReason)
+			text += fmt.Sprintf("\n[incomplete: %s not searched (%s)]", english.Count(res.FilesNotSearched, "file"), res.IncompleteReason)
 		}
 		return ok(res, fromSource(res.Source, text)), nil
 	case *explore.DiffResult:

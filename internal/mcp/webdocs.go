@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/strictjson"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
@@ -269,7 +270,7 @@ func renderCompat(c *webdocs.Compat) string {
 		b.WriteString(supportLine(label, r))
 	}
 	if len(c.MoreChildren) > 0 {
-		fmt.Fprintf(&b, "[%d more sub-features, not shown: get_compat one of them, e.g. %s]\n", len(c.MoreChildren), c.MoreChildren[0])
+		fmt.Fprintf(&b, "[%s, not shown: get_compat one of them, e.g. %s]\n", english.Count(len(c.MoreChildren), "more sub-feature"), c.MoreChildren[0])
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/auth"
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 )
 
@@ -151,8 +152,8 @@ func (l *Limiter) refuse(h http.Header, wait time.Duration, why string) error {
 		why += "; "
 	}
 	return &echo.HTTPError{Code: http.StatusTooManyRequests, Message: fmt.Sprintf(
-		"rate limit exceeded: %s%d requests per minute, bursts of %d (settings rate-limit-per-minute, rate-limit-burst); retry after %ds",
-		why, l.limit.Rate, l.limit.Burst, secs)}
+		"rate limit exceeded: %s%s per minute, bursts of %d (settings rate-limit-per-minute, rate-limit-burst); retry after %ds",
+		why, english.Count(l.limit.Rate, "request"), l.limit.Burst, secs)}
 }
 
 func (l *Limiter) allow(ctx context.Context, key string, n int) (*redis_rate.Result, error) {

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/nodesemver"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 )
@@ -120,7 +121,7 @@ func selectRange(raw string, candidates []Candidate, distTags map[string]string,
 		entries = append(entries, entry{c, p})
 	}
 	if len(entries) == 0 {
-		return "", fmt.Errorf("%w: range %q matches none of %d versions; %s", ErrNoMatch, raw, len(candidates), highest(candidates, distTags))
+		return "", fmt.Errorf("%w: range %q matches none of %s; %s", ErrNoMatch, raw, english.Count(len(candidates), "version"), highest(candidates, distTags))
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		a, b := entries[i], entries[j]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/breaker"
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
@@ -96,8 +97,8 @@ func (b *breakers) allow(host, what string) (done func(error), err error) {
 func (b *breakers) refusal(what string, oe *breaker.OpenError, retry time.Duration) error {
 	retry = max(retry, time.Second) // Retry-After is whole seconds; 0 would invite a hammering
 	return &unavailable.Error{Source: unavailable.Registry, RetryAfter: retry, Err: fmt.Errorf(
-		"%s: %w for its host after %d consecutive failures (Config.BreakerFailures), last: %v; next attempt in %s (Config.BreakerCooldown %s)",
-		what, ErrCircuitOpen, oe.Failures, oe.Last, retry, b.cooldown)}
+		"%s: %w for its host after %s (Config.BreakerFailures), last: %v; next attempt in %s (Config.BreakerCooldown %s)",
+		what, ErrCircuitOpen, english.Count(oe.Failures, "consecutive failure"), oe.Last, retry, b.cooldown)}
 }
 
 // classify reads a request's error as news about its host. Only the

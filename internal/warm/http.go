@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/strictjson"
@@ -204,7 +205,7 @@ func (h *Handlers) accept(ctx context.Context, body *PostBody) (string, error) {
 		for _, s := range body.Specs {
 			wants = append(wants, ParseSpecArg(strings.TrimSpace(s)))
 		}
-		source = fmt.Sprintf("POST /v1/warm: %d specs", len(body.Specs))
+		source = "POST /v1/warm: " + english.Count(len(body.Specs), "spec")
 	}
 	// Each package is a fetch and an index build: the request pays for
 	// them at the rate limit (a 429 when its caller's bucket cannot).

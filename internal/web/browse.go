@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
@@ -376,7 +377,7 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 			return p.fail(c, fmt.Errorf("reading %s of %s@%s: %w", f.Path, o.Name, o.Version, err))
 		}
 		if start > 1 && start > total {
-			return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %d lines", total)})
+			return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %s", english.Count(total, "line"))})
 		}
 		lit = litPage{total: total, cutBy: cutBy}
 		lit.lines, lit.lexed = highlight(f.Path, lines, start)

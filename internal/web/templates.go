@@ -5,10 +5,13 @@ import (
 	"html/template"
 	"io/fs"
 	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/english"
 )
 
-// funcs are the templates' helpers.
-var funcs = template.FuncMap{"bytes": humanBytes, "add": func(a, b int) int { return a + b }}
+// funcs are the templates' helpers; count is english.Count ("1 file",
+// "2 files"), the one plural the API, MCP and these pages share.
+var funcs = template.FuncMap{"bytes": humanBytes, "add": func(a, b int) int { return a + b }, "count": english.Count}
 
 // humanBytes prints a size as people read it: 912 B, 4.2 KiB, 31.0 MiB.
 func humanBytes(n int64) string {

@@ -2,11 +2,15 @@ package web
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
 func files(paths ...string) []store.File {
@@ -124,6 +128,29 @@ func TestTemplatesParse(t *testing.T) {
 	for _, name := range []string{"home", "folder", "file", "login", "error", "docs", "docpage", "compat", "warm"} {
 		if tm[name] == nil {
 			t.Errorf("no template %q", name)
+		}
+	}
+}
+
+// TestCountsAreSingularForOne: a page counting one thing says "1 package",
+// not "1 packages".
+func TestCountsAreSingularForOne(t *testing.T) {
+	tm := parseTemplates()
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	for _, tc := range []struct {
+		name string
+		data any
+		want string
+	}{
+		{"warm", warm.Progress{ID: "r1", Total: 1, Done: 1, Finished: true}, "1 package: 1 done"},
+		{"project", &project.Status{ID: strings.Repeat("a", 64), Format: "package-lock@3", Total: 1, Warm: 1}, "1 folder: 1 warm"},
+	} {
+		var b strings.Builder
+		if err := tm[tc.name].ExecuteTemplate(&b, "layout", page{Title: tc.name, Data: tc.data, Request: req}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s page does not say %q:\n%s", tc.name, tc.want, b.String())
 		}
 	}
 }

@@ -40,7 +40,7 @@
         .then(function (r) { return r.ok ? r.json() : null; })
         .then(function (p) {
           if (!p) return;
-          el.textContent = p.total + " packages: " + p.done + " done, " + p.present + " already present, " +
+          el.textContent = p.total + (p.total === 1 ? " package: " : " packages: ") + p.done + " done, " + p.present + " already present, " +
             p.pending + " pending, " + p.skipped + " skipped, " + p.failed + " failed" + (p.finished ? " — finished" : "");
           if (p.finished) { clearInterval(timer); location.reload(); }
         });
