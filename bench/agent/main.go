@@ -35,7 +35,7 @@ var calls = []call{
 	{"lucide-react: read dist/lucide-react.d.ts", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist/lucide-react.d.ts"}`, `declare const ArrowLeft\b`},
 	{"next: grep useRouter", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter"}`, `\.d\.ts:\d+:\d+:`},
 	{"next: list", `{"action":"list","packageName":"next","version":"16.4.6"}`, `(?m)^dist/`},
-	{"next: grep useRouter, contextLines 2", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","contextLines":2}`, `\.d\.ts-\d+-`},
+	{"next: grep useRouter, contextLines 2", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","contextLines":2}`, `\.d\.ts(-\d+-|\n\d+[-:])`},
 	{"next: grep useRouter, include *.d.ts", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","include":["*.d.ts"]}`, `\.d\.ts:\d+:\d+:`},
 	{"mistake: name@version in packageName", `{"action":"list","packageName":"lucide-react@1.81.0"}`, `1\.81\.0`},
 	{"mistake: node_modules/ prefix", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"node_modules/lucide-react/package.json"}`, `"name": "lucide-react"`},
@@ -73,7 +73,8 @@ func main() {
 var repeated []string
 
 // grepLine is a grep text line: a match (path:line:col:) or a context
-// line (path-line-).
+// line (path-line-); under ripgrep's --heading form (a context grep's
+// answer), no line carries a path and nothing repeats.
 var grepLine = regexp.MustCompile(`^(.+?)(?::\d+:\d+:|-\d+-)`)
 
 // repeatedPaths counts the bytes of grep text lines that start with the

@@ -660,24 +660,30 @@ func grepMatch(mt index.Match) GrepMatch {
 
 // textCost bounds the MCP text of a match: "path:line:col:text", one
 // such line per window of a long line and one saying how many more it
-// holds, each context line as "path-line-text"; a same-bytes entry is
-// one line naming both files.
+// holds; a same-bytes entry is one line naming both files. A match with
+// context lines prints under its file's heading (ripgrep's --heading, as
+// internal/mcp renders context), so its lines carry no path: "line-text",
+// "line:col:text", and the path once for a heading it may start.
 func textCost(m GrepMatch) int {
 	if m.SameBytesAs != "" {
 		return len(m.File) + len(m.SameBytesAs) + 80
 	}
+	path := len(m.File) // on every line
+	if len(m.Before)+len(m.After) > 0 {
+		path = 0
+	}
 	n := len(m.File) + len(m.Text) + 40
 	for _, w := range m.Windows {
-		n += len(m.File) + len(w.Text) + 40
+		n += path + len(w.Text) + 56 // "line:col:[bytes a-b of n] "
 	}
 	if m.MoreInLine > 0 {
 		n += len(m.File) + 120
 	}
 	for _, l := range m.Before {
-		n += len(m.File) + len(l) + 12
+		n += len(l) + 12
 	}
 	for _, l := range m.After {
-		n += len(m.File) + len(l) + 12
+		n += len(l) + 12
 	}
 	return n
 }

@@ -275,7 +275,7 @@ func TestGrep(t *testing.T) {
 			"grepme@1.0.0 (latest: no version given) grep: 3 matching lines in 2 files (2 files searched)\na.js:2:1:foo here\nb.md:1:1:foo\nb.md:2:1:food"},
 		{"case-insensitive with context", `{"pattern":"foo","caseInsensitive":true,"include":"a.js","contextLines":1}`,
 			[]match{{"a.js", 2, 1, "foo here"}, {"a.js", 5, 1, "FOO again"}}, "",
-			"grepme@1.0.0 (latest: no version given) grep: 2 matching lines in 1 file (1 file searched)\na.js-1-line1\na.js:2:1:foo here\na.js-3-line3\na.js-4-line4\na.js:5:1:FOO again"},
+			"grepme@1.0.0 (latest: no version given) grep: 2 matching lines in 1 file (1 file searched)\na.js\n1-line1\n2:1:foo here\n3-line3\n4-line4\n5:1:FOO again"},
 		{"fixed string", `{"pattern":"a.b","fixedStrings":true}`, []match{{"b.md", 3, 1, "a.b"}}, "", ""},
 		{"regexp", `{"pattern":"a.b","exclude":"bin.dat"}`, []match{{"b.md", 3, 1, "a.b"}, {"b.md", 4, 1, "axb"}}, "", ""},
 		{"whole word, exclude", `{"pattern":"foo","wholeWord":true,"exclude":["*.js","*.dat"]}`, []match{{"b.md", 1, 1, "foo"}}, "", ""},

@@ -118,8 +118,8 @@ func renderRead(r *explore.ReadResult) string {
 }
 
 // renderGrep prints matches as grep -n does: "path:line:col:text" for a
-// match, "path-line-text" for context, "--" between groups that are not
-// adjacent; a context line is printed once even when two matches share it.
+// match; with context lines, as ripgrep's --heading does (below); a
+// context line is printed once even when two matches share it.
 // A long line prints one "path:line:col:" line per window, as ripgrep's
 // --vimgrep prints one per match, then how many more it holds; a file
 // with the same bytes as one before prints one line naming it.
@@ -164,34 +164,56 @@ func renderGrep(r *explore.GrepResult) string {
 			b.WriteString(f.Path + "\n")
 		}
 	}
+	// With context lines the answer takes ripgrep's --heading form: each
+	// file's path once, on a line of its own (a blank line before the
+	// next file), its lines as "line:col:text" and "line-text", "--"
+	// between groups that do not touch. On next's useRouter with
+	// contextLines 2, 32% of the text was paths repeated from the line
+	// before (docs/BENCHMARKS.md); without context, 7%, so that stays
+	// grep -n's one line per match.
+	heading := context
 	lastFile, lastLine := "", 0 // the last line printed
 	for i, m := range r.Matches {
 		if m.SameBytesAs != "" {
-			if context && i > 0 {
-				b.WriteString("--\n")
+			if heading && i > 0 {
+				b.WriteString("\n")
 			}
 			fmt.Fprintf(&b, "[%s: same bytes as %s; its %s not repeated]\n", m.File, m.SameBytesAs, plural(m.MatchingLines, "matching line"))
 			lastFile = ""
 			continue
 		}
+		// at is where a line starts: "path:12:" (sep ':' for a match,
+		// '-' for context), "12:" under a heading.
+		at := func(n int, sep byte) string {
+			if heading {
+				return fmt.Sprintf("%d%c", n, sep)
+			}
+			return fmt.Sprintf("%s%c%d%c", m.File, sep, n, sep)
+		}
 		same := m.File == lastFile
 		start := m.Line - len(m.Before)
-		if context && i > 0 && (!same || start > lastLine+1) {
+		switch {
+		case heading && !same:
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(m.File + "\n")
+		case heading && start > lastLine+1:
 			b.WriteString("--\n")
 		}
 		for j, l := range m.Before {
 			if n := start + j; !same || n > lastLine {
-				fmt.Fprintf(&b, "%s-%d-%s\n", m.File, n, l)
+				b.WriteString(at(n, '-') + l + "\n")
 			}
 		}
 		if m.LineBytes > 0 { // a window of a long line: say where it sits
-			fmt.Fprintf(&b, "%s:%d:%d:[bytes %d-%d of %d] %s\n", m.File, m.Line, m.Column,
+			fmt.Fprintf(&b, "%s%d:[bytes %d-%d of %d] %s\n", at(m.Line, ':'), m.Column,
 				m.TextOffset+1, m.TextOffset+len(m.Text), m.LineBytes, m.Text)
 		} else {
-			fmt.Fprintf(&b, "%s:%d:%d:%s\n", m.File, m.Line, m.Column, m.Text)
+			fmt.Fprintf(&b, "%s%d:%s\n", at(m.Line, ':'), m.Column, m.Text)
 		}
 		for _, w := range m.Windows {
-			fmt.Fprintf(&b, "%s:%d:%d:[bytes %d-%d of %d] %s\n", m.File, m.Line, w.Column,
+			fmt.Fprintf(&b, "%s%d:[bytes %d-%d of %d] %s\n", at(m.Line, ':'), w.Column,
 				w.TextOffset+1, w.TextOffset+len(w.Text), m.LineBytes, w.Text)
 		}
 		if m.MoreInLine > 0 {
@@ -211,7 +233,7 @@ func renderGrep(r *explore.GrepResult) string {
 			if i+1 < len(r.Matches) && r.Matches[i+1].File == m.File && n >= r.Matches[i+1].Line {
 				break // the next match prints this line itself
 			}
-			fmt.Fprintf(&b, "%s-%d-%s\n", m.File, n, l)
+			b.WriteString(at(n, '-') + l + "\n")
 			lastLine = n
 		}
 	}

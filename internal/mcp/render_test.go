@@ -6,8 +6,9 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
-// TestRenderGrepContext: context groups print like grep -C: shared lines
-// once, "--" only between groups that do not touch.
+// TestRenderGrepContext: context groups print like rg --heading -C: each
+// path once, on its own line, shared lines once, "--" only between groups
+// of a file that do not touch, a blank line between files.
 func TestRenderGrepContext(t *testing.T) {
 	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 2, Matches: []explore.GrepMatch{
 		{File: "a.js", Line: 2, Column: 1, Text: "m2", Before: []string{"l1"}, After: []string{"m3"}},
@@ -17,18 +18,20 @@ func TestRenderGrepContext(t *testing.T) {
 		{File: "b.js", Line: 1, Column: 4, Text: "m1", After: []string{"l2"}},
 	}}
 	want := `p@1.0.0 grep: 5 matching lines in 2 files (2 files searched)
-a.js-1-l1
-a.js:2:1:m2
-a.js:3:2:m3
-a.js-4-l4
-a.js:5:1:m5
+a.js
+1-l1
+2:1:m2
+3:2:m3
+4-l4
+5:1:m5
 --
-a.js-8-l8
-a.js:9:1:m9
-a.js-10-l10
---
-b.js:1:4:m1
-b.js-2-l2`
+8-l8
+9:1:m9
+10-l10
+
+b.js
+1:4:m1
+2-l2`
 	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -77,12 +80,12 @@ func TestRenderGrepWindowsPerMatch(t *testing.T) {
 // one line, and the header counts it apart from the lines shown.
 func TestRenderGrepSameBytes(t *testing.T) {
 	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 3, Matches: []explore.GrepMatch{
-		{File: "a.d.ts", Line: 1, Column: 1, Text: "hit", After: []string{"x"}},
+		{File: "a.d.ts", Line: 1, Column: 1, Text: "hit"},
 		{File: "a.d.cts", SameBytesAs: "a.d.ts", MatchingLines: 1},
 		{File: "b.js", Line: 2, Column: 1, Text: "hit"},
 	}}
 	want := "p@1.0.0 grep: 2 matching lines in 2 files, and 1 file with the same bytes as one before (1 matching line not repeated) (3 files searched)\n" +
-		"a.d.ts:1:1:hit\na.d.ts-2-x\n--\n[a.d.cts: same bytes as a.d.ts; its 1 matching line not repeated]\n--\nb.js:2:1:hit"
+		"a.d.ts:1:1:hit\n[a.d.cts: same bytes as a.d.ts; its 1 matching line not repeated]\nb.js:2:1:hit"
 	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
