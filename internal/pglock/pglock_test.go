@@ -3,6 +3,7 @@ package pglock
 import (
 	"context"
 	"errors"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
+	"github.com/pkgscope/pkgscope/internal/faultproxy"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
 )
@@ -245,5 +247,52 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 			l.Close()
 			t.Errorf("Open(%+v) succeeded", opt)
 		}
+	}
+}
+
+// TestPostgresDownFailsTheTry: a Postgres that refuses connections, or
+// cuts the one a try holds, fails the try with an error that is not the
+// caller's (the fill goes on without this lock), and the lock works again
+// once Postgres is back.
+func TestPostgresDownFailsTheTry(t *testing.T) {
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := faultproxy.New(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	u.Host = p.Addr()
+	opt := DefaultOptions()
+	opt.Timeout = 2 * time.Second // the blackholed try's bound: no hang
+	l := replica(t, u.String(), opt)
+	ctx := context.Background()
+	for _, fault := range []struct {
+		name  string
+		apply func() error
+	}{
+		{"killed", func() error { p.Kill(); return nil }},
+		{"blackholed", p.Blackhole},
+	} {
+		if err := fault.apply(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := l.Acquire(ctx, "k", never)
+		if r != nil || err == nil || ctx.Err() != nil || errors.Is(err, ErrBusy) {
+			t.Fatalf("Acquire with Postgres %s = %v, %v; want Postgres' error", fault.name, r != nil, err)
+		}
+		if err := p.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		r, err = l.Acquire(ctx, "k", never)
+		if err != nil || r == nil {
+			t.Fatalf("Acquire after Resume = %v, %v", r != nil, err)
+		}
+		r()
+	}
+	if s := l.Stats(); s.Unavailable != 2 {
+		t.Errorf("stats %+v, want both failed tries counted", s)
 	}
 }
