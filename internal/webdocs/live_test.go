@@ -50,4 +50,20 @@ func TestLiveWebDocs(t *testing.T) {
 		t.Errorf("get_doc ResizeObserver(): %+v %v", d, err)
 	}
 	t.Logf("get_doc source %s, note %q", d.Source, d.Note)
+
+	// fetch is declared on a mixin Window includes, and MDN keys its page
+	// api.fetch.
+	f, err := a.WebDocs.GetDoc(t.Context(), "/en-US/docs/Web/API/Window/fetch")
+	if err != nil || !strings.Contains(f.IDL, " fetch(RequestInfo input") || !strings.Contains(f.IDL, "Window includes WindowOrWorkerGlobalScope;") {
+		t.Errorf("get_doc Window/fetch: IDL %q, %v", f.IDL, err)
+	}
+	res, err = a.WebDocs.Search(t.Context(), webdocs.SearchRequest{Query: "Window.fetch"})
+	if err != nil || len(res.Documents) == 0 || res.Documents[0].Path != "/en-US/docs/Web/API/Window/fetch" {
+		t.Errorf("search Window.fetch: %+v %v", res, err)
+	}
+	w, err := a.WebDocs.GetDoc(t.Context(), "/en-US/docs/Web/API/Window")
+	if err != nil || !strings.Contains(w.IDL, "interface mixin WindowOrWorkerGlobalScope {") || !strings.Contains(w.IDL, " fetch(RequestInfo input") {
+		t.Errorf("get_doc Window: IDL lacks the mixin's fetch: %v", err)
+	}
+	t.Logf("Window's IDL: %d bytes; Window.fetch's: %d bytes", len(w.IDL), len(f.IDL))
 }
