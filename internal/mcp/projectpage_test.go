@@ -345,11 +345,16 @@ func TestProjectAnswersKeepThePagingContract(t *testing.T) {
 		for _, b := range follow(t, map[string]any{"project": reg.ID, "action": "grep", "pattern": "needle", "outputMode": "count"}, 32<<10) {
 			var a pkgproject.GrepAnswer
 			_ = json.Unmarshal(b, &a)
+			total := 0
 			for _, c := range a.Counts {
 				if _, dup := got[c.Path]; dup {
 					t.Errorf("count: %s given twice", c.Path)
 				}
 				got[c.Path] = c.Matches
+				total += c.Matches
+			}
+			if a.TotalMatches != total || total == 0 {
+				t.Errorf("count: totalMatches %d, the page's counts sum to %d", a.TotalMatches, total)
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
