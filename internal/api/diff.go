@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
@@ -16,7 +18,10 @@ import (
 // "true" or "1"). A page holds max-answer-bytes (an answer's largest)
 // unless maxBytes asks for less; a cut page carries Link: <…&cursor=…>; rel="next" and
 // X-Pkgscope-Truncated-By, and the pages' bodies, concatenated, are the
-// whole diff. Hints (an include that selected no file) come as
+// whole diff. Every page says the whole diff's totals, as MCP's text does:
+// X-Pkgscope-Total-Files, X-Pkgscope-Files (the page's first and last
+// file, "3-4") and X-Pkgscope-Summary ("19 files changed in all (2 added,
+// 17 modified); this page: files 3-4 ..."). Hints (an include that selected no file) come as
 // X-Pkgscope-Note headers.
 func (s *Server) diff(c echo.Context, t explore.Target) error {
 	if t.Version != "" {
@@ -60,6 +65,21 @@ func (s *Server) diff(c echo.Context, t explore.Target) error {
 	h := c.Response().Header()
 	h.Set("X-Pkgscope-From", res.From)
 	h.Set("X-Pkgscope-To", res.To)
+	// The totals MCP's text leads with: the whole diff's files on every
+	// page, and which of them this page shows.
+	h.Set("X-Pkgscope-Total-Files", strconv.Itoa(res.TotalFiles))
+	if res.FirstFile > 0 {
+		h.Set("X-Pkgscope-Files", strconv.Itoa(res.FirstFile)+"-"+strconv.Itoa(res.LastFile))
+	}
+	summary := res.Summary()
+	if less := res.SeeLess(r.NameOnly); less != "" {
+		summary += "; " + less
+	}
+	h.Set("X-Pkgscope-Summary", strings.ReplaceAll(summary, "–", "-")) // header values are best ASCII
+	if len(res.Unprinted) > 0 {
+		h.Add("X-Pkgscope-Note", "npm diff prints nothing for "+english.Count(len(res.Unprinted), "file")+
+			", whose bytes differ only where they are not UTF-8 and decode alike: "+strings.Join(res.Unprinted, ", "))
+	}
 	for _, n := range res.Notes {
 		h.Add("X-Pkgscope-Note", n)
 	}

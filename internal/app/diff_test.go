@@ -215,3 +215,52 @@ func TestDiffChecksAccess(t *testing.T) {
 		t.Errorf("valid token: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestDiffTotalsOnRESTAndWeb: the REST diff's pages and the web page say
+// the whole diff's totals and which files a page shows, as MCP's text
+// does (explore.DiffResult.Summary): a page's own files never read as
+// the whole diff's.
+func TestDiffTotalsOnRESTAndWeb(t *testing.T) {
+	t.Parallel()
+	m := newMirror(t, embedded)
+	difftest.Publish(t, m.reg)
+	var whole diffAnswer
+	var all struct {
+		TotalFiles int `json:"totalFiles"`
+	}
+	body, _ := json.Marshal(diffRequest(difftest.Cases()[0], 0))
+	if status, raw := m.explore(string(body), &whole); status != http.StatusOK || json.Unmarshal(raw, &all) != nil || all.TotalFiles < 3 {
+		t.Fatalf("the fixture's diff: %d %s, want 3 or more files", status, raw)
+	}
+	total := strconv.Itoa(all.TotalFiles)
+
+	path := "/v1/npm/" + difftest.Package + "/-/diff?" + url.Values{"from": {difftest.Cases()[0].From}, "to": {difftest.Cases()[0].To}, "maxBytes": {"4096"}}.Encode()
+	for page := 1; path != ""; page++ {
+		resp, b := m.get(path)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		h := resp.Header
+		if h.Get("X-Pkgscope-Total-Files") != total || !strings.HasPrefix(h.Get("X-Pkgscope-Summary"), total+" files changed in all") {
+			t.Errorf("page %d: X-Pkgscope-Total-Files %q, X-Pkgscope-Summary %q; want %s files changed in all",
+				page, h.Get("X-Pkgscope-Total-Files"), h.Get("X-Pkgscope-Summary"), total)
+		}
+		if page == 1 && (!strings.HasPrefix(h.Get("X-Pkgscope-Files"), "1-") || !strings.Contains(h.Get("X-Pkgscope-Summary"), "this page: file") ||
+			!strings.Contains(h.Get("X-Pkgscope-Summary"), "to see less")) {
+			t.Errorf("first page: X-Pkgscope-Files %q, summary %q; want files 1-… and how to see less", h.Get("X-Pkgscope-Files"), h.Get("X-Pkgscope-Summary"))
+		}
+		link := h.Get("Link")
+		if link == "" && !strings.Contains(h.Get("X-Pkgscope-Summary"), "this is the last page") {
+			t.Errorf("last page's summary %q does not say so", h.Get("X-Pkgscope-Summary"))
+		}
+		path = strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+		if page > 1000 {
+			t.Fatal("REST paging does not end")
+		}
+	}
+
+	resp, b := m.get("/diff/" + difftest.Package + "?" + url.Values{"from": {whole.From}, "to": {whole.To}}.Encode())
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `id="diff-summary">`+total+" files changed (") {
+		t.Errorf("web diff page: %d, want the summary %q…:\n%s", resp.StatusCode, total+" files changed (", b)
+	}
+}

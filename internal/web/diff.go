@@ -19,9 +19,14 @@ const diffPageBytes = 100 << 10
 type diffData struct {
 	Name, From, To string
 	Include        string
-	Files          []diffFileRow
-	Lines          []diffLine
-	Next           string
+	// Summary is the page's explore.DiffResult.Summary, MCP's first
+	// line: the whole diff's files and which of them this page shows.
+	Summary string
+	// Unprinted are changed files npm diff prints nothing for.
+	Unprinted []string
+	Files     []diffFileRow
+	Lines     []diffLine
+	Next      string
 }
 
 type diffFileRow struct {
@@ -61,6 +66,7 @@ func (p *Pages) diffPage(c echo.Context) error {
 		q.Set("to", res.To)
 		return c.Redirect(http.StatusFound, c.Request().URL.Path+"?"+q.Encode())
 	}
+	d.Summary, d.Unprinted = res.Summary(), res.Unprinted
 	onPage := map[string]string{}
 	fileNo := 0
 	for _, l := range strings.SplitAfter(res.Diff, "\n") {
