@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/faultproxy"
 	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/fill/locktest"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
 )
 
@@ -35,109 +35,17 @@ func replica(t *testing.T, url string, opt Options) *Locker {
 	return l
 }
 
-func never(context.Context) bool  { return false }
-func always(context.Context) bool { return true }
+func never(context.Context) bool { return false }
 
-// held reports whether another session holds key's lock: a caller whose
-// ready is always true takes a free lock at once and is handed off from a
-// held one.
-func held(t *testing.T, l *Locker, key string) bool {
-	t.Helper()
-	r, err := l.Acquire(context.Background(), key, always)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r != nil {
-		r()
-		return false
-	}
-	return true
-}
-
-func TestOneHolderAtATimeAndReleaseHandsItOver(t *testing.T) {
-	ctx := context.Background()
-	url := pgtest.URL(t)
-	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
-	releaseA, err := a.Acquire(ctx, "pkg@1.0.0", never)
-	if err != nil || releaseA == nil {
-		t.Fatalf("a.Acquire = %v, %v", releaseA != nil, err)
-	}
-	waiting := make(chan struct{})
-	b.onWait = func(string) { close(waiting) }
-	var released atomic.Bool
-	done := make(chan error)
-	go func() {
-		ctx, cancel := context.WithTimeout(ctx, guard)
-		defer cancel()
-		releaseB, err := b.Acquire(ctx, "pkg@1.0.0", never)
-		if err == nil && releaseB == nil {
-			err = errors.New("b was handed off, want the lock")
-		}
-		if err == nil && !released.Load() {
-			err = errors.New("b took the lock while a held it")
-		}
-		if releaseB != nil {
-			releaseB()
-		}
-		done <- err
-	}()
-	<-waiting
-	// Another key is independent.
-	if r, err := b.Acquire(ctx, "pkg@2.0.0", never); err != nil || r == nil {
-		t.Fatalf("another version's lock: %v, %v", r != nil, err)
-	} else {
-		r()
-	}
-	released.Store(true)
-	releaseA()
-	releaseA() // safe to call twice
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if s := b.Stats(); s.Waited != 1 || s.Acquired != 2 {
-		t.Errorf("b stats %+v, want one wait and two locks", s)
-	}
-	if held(t, a, "pkg@1.0.0") {
-		t.Error("the lock is still held after both released it")
-	}
-}
-
-func TestWaiterFindingTheVersionReadyNeedsNoLock(t *testing.T) {
-	ctx := context.Background()
-	url := pgtest.URL(t)
-	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
-	releaseA, err := a.Acquire(ctx, "k", never)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer releaseA()
-	var committed atomic.Bool
-	b.onWait = func(string) { committed.Store(true) }
-	r, err := b.Acquire(ctx, "k", func(context.Context) bool { return committed.Load() })
-	if err != nil || r != nil {
-		t.Fatalf("b.Acquire with the version ready = %v, %v; want handed off", r != nil, err)
-	}
-	if s := b.Stats(); s.HandedOff != 1 || s.Acquired != 0 {
-		t.Errorf("b stats %+v, want one hand-off", s)
-	}
-}
-
-func TestWaitingEndsWithTheContext(t *testing.T) {
-	url := pgtest.URL(t)
-	a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
-	release, err := a.Acquire(context.Background(), "k", never)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.onWait = func(string) { cancel() }
-	if r, err := b.Acquire(ctx, "k", never); r != nil || !errors.Is(err, context.Canceled) {
-		t.Fatalf("Acquire with a cancelled context = %v, %v", r != nil, err)
-	}
-	if s := b.Stats(); s.Unavailable != 0 {
-		t.Errorf("b stats %+v: a caller giving up is no outage", s)
-	}
+func TestConformance(t *testing.T) {
+	locktest.Run(t, func(t *testing.T) locktest.Replicas {
+		url := pgtest.URL(t)
+		a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
+		return locktest.Replicas{A: a, B: b, OnWait: func(f func(string)) { b.onWait = f }, Stats: func() locktest.Counts {
+			s := b.Stats()
+			return locktest.Counts{Acquired: s.Acquired, Waited: s.Waited, HandedOff: s.HandedOff}
+		}}
+	})
 }
 
 // TestKilledHolderFreesTheLock: a holder whose session ends (its process
@@ -175,7 +83,7 @@ func TestKilledHolderFreesTheLock(t *testing.T) {
 	}
 	defer releaseB()
 	releaseA() // its session is gone: nothing to unlock, and b keeps the lock
-	if !held(t, a, "k") {
+	if !locktest.Held(t, a, "k") {
 		t.Error("a's late release freed b's lock")
 	}
 	// a's broken connection did not go back to its pool: a takes and
@@ -229,7 +137,7 @@ func TestSchemasDoNotShareLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ra()
-	if held(t, b, "k") {
+	if locktest.Held(t, b, "k") {
 		t.Error("a deployment in another schema shares the lock")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/faultproxy"
 	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/fill/locktest"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
@@ -43,77 +43,28 @@ func replica(t *testing.T, addr, prefix string) *Locker {
 
 func never(context.Context) bool { return false }
 
-func TestOneHolderAtATimeAndReleaseWakesTheWaiter(t *testing.T) {
-	ctx := context.Background()
-	prefix := redistest.Prefix(t)
-	a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
-	releaseA, err := a.Acquire(ctx, "pkg@1.0.0", never)
-	if err != nil || releaseA == nil {
-		t.Fatalf("a.Acquire = %v, %v", releaseA != nil, err)
-	}
-	// The TTL is set: a holder that dies frees the lock eventually.
-	if ttl := redistest.Client(t).PTTL(ctx, prefix+"lock:pkg@1.0.0").Val(); ttl <= 0 || ttl > DefaultOptions().TTL {
-		t.Errorf("lock PTTL = %v, want within (0, %v]", ttl, DefaultOptions().TTL)
-	}
-	waiting := make(chan struct{})
-	b.onWait = func(string) { close(waiting) }
-	var released atomic.Bool
-	done := make(chan error)
-	go func() {
-		releaseB, err := b.Acquire(ctx, "pkg@1.0.0", never)
-		if err == nil && releaseB == nil {
-			err = errors.New("b was handed off, want the lock")
-		}
-		if err == nil && !released.Load() {
-			err = errors.New("b took the lock while a held it")
-		}
-		if releaseB != nil {
-			releaseB()
-		}
-		done <- err
-	}()
-	<-waiting
-	// Another key is independent.
-	if r, err := b.Acquire(ctx, "pkg@2.0.0", never); err != nil || r == nil {
-		t.Fatalf("another version's lock: %v, %v", r != nil, err)
-	} else {
-		r()
-	}
-	released.Store(true)
-	releaseA()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if s := b.Stats(); s.Waited != 1 || s.Acquired != 2 {
-		t.Errorf("b stats %+v", s)
-	}
+func TestConformance(t *testing.T) {
+	locktest.Run(t, func(t *testing.T) locktest.Replicas {
+		prefix := redistest.Prefix(t)
+		a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
+		return locktest.Replicas{A: a, B: b, OnWait: func(f func(string)) { b.onWait = f }, Stats: func() locktest.Counts {
+			s := b.Stats()
+			return locktest.Counts{Acquired: s.Acquired, Waited: s.Waited, HandedOff: s.HandedOff}
+		}}
+	})
 }
 
-func TestWaiterFindingTheVersionReadyNeedsNoLock(t *testing.T) {
+// TestLockHasATTL: a holder that dies frees the lock eventually.
+func TestLockHasATTL(t *testing.T) {
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
-	a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
-	releaseA, err := a.Acquire(ctx, "k", never)
-	if err != nil {
-		t.Fatal(err)
+	release, err := replica(t, redistest.Addr(t), prefix).Acquire(ctx, "pkg@1.0.0", never)
+	if err != nil || release == nil {
+		t.Fatalf("Acquire = %v, %v", release != nil, err)
 	}
-	var committed atomic.Bool
-	waiting := make(chan struct{})
-	b.onWait = func(string) { close(waiting) }
-	done := make(chan func())
-	go func() {
-		r, _ := b.Acquire(ctx, "k", func(context.Context) bool { return committed.Load() })
-		done <- r
-	}()
-	<-waiting
-	committed.Store(true)
-	releaseA()
-	if r := <-done; r != nil {
-		r()
-		t.Fatal("b took the lock although the version was ready")
-	}
-	if s := b.Stats(); s.HandedOff != 1 {
-		t.Errorf("b stats %+v, want one hand-off", s)
+	defer release()
+	if ttl := redistest.Client(t).PTTL(ctx, prefix+"lock:pkg@1.0.0").Val(); ttl <= 0 || ttl > DefaultOptions().TTL {
+		t.Errorf("lock PTTL = %v, want within (0, %v]", ttl, DefaultOptions().TTL)
 	}
 }
 
@@ -133,21 +84,6 @@ func TestReleaseNeverFreesAnotherHoldersLock(t *testing.T) {
 	release()
 	if v := rdb.Get(ctx, prefix+"lock:k").Val(); v != "other-token" {
 		t.Fatalf("after a stale release the lock holds %q, want the other holder's token", v)
-	}
-}
-
-func TestWaitingEndsWithTheContext(t *testing.T) {
-	prefix := redistest.Prefix(t)
-	a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
-	release, err := a.Acquire(context.Background(), "k", never)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	ctx, cancel := context.WithCancel(context.Background())
-	b.onWait = func(string) { cancel() }
-	if r, err := b.Acquire(ctx, "k", never); r != nil || !errors.Is(err, context.Canceled) {
-		t.Fatalf("Acquire with a cancelled context = %v, %v", r != nil, err)
 	}
 }
 
