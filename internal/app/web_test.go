@@ -367,3 +367,19 @@ func TestWebGrepPages(t *testing.T) {
 		}
 	}
 }
+
+// TestWebGrepSameBytes: a file with the same bytes as one shown before it
+// on the grep page is one line naming that file, not a list of line 0.
+func TestWebGrepSameBytes(t *testing.T) {
+	m := newMirror(t, embedded)
+	decl := "export declare const needle: 1;\nexport declare const needle2: 2;\n"
+	m.reg.Publish("twin", "1.0.0", tarballtest.Package(t, map[string]string{"index.d.cts": decl, "index.d.ts": decl}))
+	resp, body := m.get("/browse/twin@1.0.0/?grep=needle")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	page := string(body)
+	if strings.Contains(page, "#L0") || !strings.Contains(page, `Same bytes as <a href="/browse/twin@1.0.0/index.d.cts">index.d.cts</a>: its 2 matching lines, not repeated.`) {
+		t.Errorf("the grep page does not fold index.d.ts into index.d.cts:\n%s", page)
+	}
+}

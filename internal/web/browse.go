@@ -237,6 +237,10 @@ type grepData struct {
 type grepFile struct {
 	Path, Href string
 	Lines      []grepLine
+	// SameAs is the file given before with the same bytes, whose
+	// SameLines matching lines this one holds too (not repeated).
+	SameAs, SameHref string
+	SameLines        int
 }
 
 type grepLine struct {
@@ -289,6 +293,11 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 	}
 	base := "/browse/" + o.Name + "@" + o.Version + "/"
 	for _, m := range res.Matches {
+		if m.SameBytesAs != "" {
+			g.Files = append(g.Files, grepFile{Path: m.File, Href: base + pkgpath.Escape(m.File),
+				SameAs: m.SameBytesAs, SameHref: base + pkgpath.Escape(m.SameBytesAs), SameLines: m.MatchingLines})
+			continue
+		}
 		if len(g.Files) == 0 || g.Files[len(g.Files)-1].Path != m.File {
 			g.Files = append(g.Files, grepFile{Path: m.File, Href: base + pkgpath.Escape(m.File)})
 		}
