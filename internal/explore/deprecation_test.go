@@ -114,3 +114,18 @@ func TestDeprecatedAfterStored(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffNotesDeprecatedSides: a diff's first page says which of its two
+// versions is deprecated.
+func TestDiffNotesDeprecatedSides(t *testing.T) {
+	c := newChain(t)
+	c.reg.Publish("up", "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "one\n"}))
+	c.reg.Publish("up", "2.0.0", tarballtest.Package(t, map[string]string{"a.js": "two\n"}), fakeregistry.Deprecated("use 1"))
+	res, err := c.svc.Diff(t.Context(), explore.Request{Action: "diff", PackageName: "up", From: "1.0.0", To: "2.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) != 1 || res.Notes[0] != "up@2.0.0 is deprecated: use 1" {
+		t.Errorf("diff notes %q, want only up@2.0.0's deprecation", res.Notes)
+	}
+}

@@ -191,6 +191,13 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	if len(changes) == 0 && len(r.Include)+len(r.Exclude) > 0 {
 		res.Notes = diffFilterNote(oldV.Files, newV.Files, keep)
 	}
+	// Whether to move to (or stay on) a version: the first page says
+	// which side is deprecated, as every answer's first page does.
+	for _, v := range []*Opened{oldV, newV} {
+		if v.Deprecated != "" && r.Cursor == "" {
+			res.Notes = append(res.Notes, s.deprecationNote(v))
+		}
+	}
 	// The header (its page fields at their widest) and a next request are
 	// reserved before any text; room is what an empty page holds.
 	widest := *res
