@@ -10,7 +10,8 @@
 // has returned. Blobs are written first, idempotently and outside any long
 // transaction; CommitVersion then inserts the version row and every file row
 // in one transaction. A crash at any point before that commit leaves nothing
-// visible (only unreferenced blobs, which are harmless and deduplicated).
+// visible (only unreferenced blobs, which are harmless and deduplicated,
+// and which BlobCollector deletes once they are older than its grace).
 package store
 
 import (
@@ -218,8 +219,10 @@ type Reader interface {
 
 // Writer is what ingest needs.
 type Writer interface {
-	// PutBlobs stores bodies; storing a hash that exists is a no-op, so
-	// concurrent and repeated ingests of the same bytes are safe.
+	// PutBlobs stores bodies; storing a hash that exists does not write
+	// its body again, so concurrent and repeated ingests of the same bytes
+	// are safe. It records when each body was last put, stored or not:
+	// BlobCollector keeps an unreferenced body for a grace period after.
 	PutBlobs(ctx context.Context, blobs []Blob) error
 	// CommitVersion makes a version and all its files visible atomically.
 	// It returns ErrExists when the version is already ready (the caller
@@ -266,6 +269,7 @@ type Store interface {
 	Catalog
 	Maintenance
 	ProjectStore
+	BlobCollector
 	// Close releases the store's connections.
 	Close() error
 }
@@ -293,8 +297,10 @@ type IndexRecord struct {
 // IndexStore keeps each version's search index.
 type IndexStore interface {
 	// PutIndex records the index of a ready version, replacing one of the
-	// same format. ErrNotFound when the version is not ready;
-	// ErrMissingBlob when a chunk was never stored with PutBlobs.
+	// same format (whose chunks, unless the new index names them too, are
+	// then garbage for BlobCollector). ErrNotFound when the version is not
+	// ready; ErrMissingBlob when a chunk is not stored: never put, or
+	// collected since.
 	PutIndex(ctx context.Context, name, version string, rec IndexRecord) error
 	// Index returns the index record of that format. ErrNotFound when
 	// the version is not ready or has no index of that format.

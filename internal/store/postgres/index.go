@@ -9,8 +9,11 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
-// PutIndex implements store.IndexStore. The chunks are checked in the
-// same transaction as the upsert, so a record never names a missing blob.
+// PutIndex implements store.IndexStore. The record and its index_chunks
+// rows are written in one transaction; the rows' foreign key to blobs
+// checks every chunk is stored (ErrMissingBlob otherwise) and holds a key
+// lock on it until commit, so a blob collector cannot delete a chunk
+// this record is naming.
 func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.IndexRecord) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
 	defer cancel()
@@ -22,17 +25,6 @@ func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.In
 		if err != nil {
 			return interpretError(err)
 		}
-		var missing int
-		err = tx.QueryRow(ctx, `
-			SELECT count(*) FROM (SELECT DISTINCT substring($1::bytea FROM i * 32 + 1 FOR 32) AS h
-			                      FROM generate_series(0, $2::int - 1) AS i) c
-			WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = c.h)`, chunks, len(rec.Chunks)).Scan(&missing)
-		if err != nil {
-			return interpretError(err)
-		}
-		if missing > 0 {
-			return fmt.Errorf("%w: %d index chunks", store.ErrMissingBlob, missing)
-		}
 		_, err = tx.Exec(ctx, `
 			INSERT INTO version_indexes (version_id, format, size, chunks, coverage, stats)
 			VALUES ($1, $2, $3, $4, $5, $6)
@@ -40,6 +32,16 @@ func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.In
 			SET size = EXCLUDED.size, chunks = EXCLUDED.chunks, coverage = EXCLUDED.coverage,
 			    stats = EXCLUDED.stats, created_at = now()`,
 			id, rec.Format, rec.Size, chunks, rec.Coverage, string(rec.Stats))
+		if err != nil {
+			return interpretError(err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM index_chunks WHERE version_id = $1 AND format = $2`, id, rec.Format); err != nil {
+			return interpretError(err)
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO index_chunks (version_id, format, hash)
+			SELECT DISTINCT $1::bigint, $2::integer, substring($3::bytea FROM i * 32 + 1 FOR 32)
+			FROM generate_series(0, $4::int - 1) AS i`, id, rec.Format, chunks, len(rec.Chunks))
 		return interpretError(err)
 	})
 	if err != nil {

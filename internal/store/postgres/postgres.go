@@ -150,7 +150,11 @@ func interpretError(err error) error {
 		switch {
 		case pgErr.Code == "23505": // unique_violation
 			return fmt.Errorf("%w: %s", store.ErrExists, pgErr.Detail)
-		case pgErr.Code == "23503" && pgErr.ConstraintName == "files_hash_fkey": // foreign_key_violation
+		case pgErr.Code == "23503" && pgErr.TableName != "blobs" &&
+			(pgErr.ConstraintName == "files_hash_fkey" || pgErr.ConstraintName == "index_chunks_hash_fkey"): // foreign_key_violation
+			// A file or an index chunk naming a body not stored. (The
+			// same constraints fail a DELETE of a named body, which
+			// reports the referenced table, blobs.)
 			return fmt.Errorf("%w: %s", store.ErrMissingBlob, pgErr.Detail)
 		}
 	}

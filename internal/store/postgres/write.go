@@ -13,15 +13,22 @@ import (
 
 // PutBlobs implements store.Writer.
 //
-// Bodies already stored are found first with one indexed lookup and are
-// neither compressed nor sent again: most files of a new version are
-// unchanged from the previous one, and compression is the costly step.
+// Bodies already stored are found first by one indexed UPDATE that
+// refreshes their written_at (BlobCollector's grace runs from it) and
+// returns their hashes; they are neither compressed nor sent again: most
+// files of a new version are unchanged from the previous one, and
+// compression is the costly step. The UPDATE is what keeps an old body an
+// ingest reuses from the collector: if a collector's DELETE locked the
+// row first, the UPDATE waits, finds it gone, and the body is inserted
+// again below; if the UPDATE came first, the DELETE re-checks the row it
+// waited for, finds it young and keeps it.
 // The rest are compressed blobcodec's Workers at once and go in multi-row
 // INSERT ... ON CONFLICT DO NOTHING statements of at most
 // PutBlobsBatchBytes each, in hash order, each sent while the bodies after
 // it compress. The order matters: two
 // ingests inserting overlapping sets in different orders could each hold
-// a key the other waits for and deadlock.
+// a key the other waits for and deadlock. (The UPDATE's index scan takes
+// its row locks in hash order too.)
 func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
 	defer cancel()
@@ -33,7 +40,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	for i := range blobs {
 		hashes[i] = blobs[i].Hash[:]
 	}
-	rows, err := s.pool.Query(ctx, `SELECT hash FROM blobs WHERE hash = ANY($1)`, hashes)
+	rows, err := s.pool.Query(ctx, `UPDATE blobs SET written_at = now() WHERE hash = ANY($1) RETURNING hash`, hashes)
 	if err != nil {
 		return fmt.Errorf("postgres: put blobs: find stored: %w", interpretError(err))
 	}

@@ -3,14 +3,17 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
-// PutIndex implements store.IndexStore. The chunks are checked inside the
-// write transaction, so a record never names a missing blob.
+// PutIndex implements store.IndexStore. The record and its index_chunks
+// rows are written in one write transaction; the rows' foreign key to
+// blobs checks each chunk is stored, so a record never names a missing
+// blob, and writers are serialised, so no collector runs in between.
 func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.IndexRecord) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var id int64
@@ -19,15 +22,6 @@ func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.In
 		if err != nil {
 			return interpretError(err)
 		}
-		for _, h := range rec.Chunks {
-			var one int
-			if err := tx.QueryRowContext(ctx, `SELECT 1 FROM blobs WHERE hash = ?`, h[:]).Scan(&one); err != nil {
-				if err == sql.ErrNoRows {
-					return fmt.Errorf("%w: index chunk %x", store.ErrMissingBlob, h)
-				}
-				return interpretError(err)
-			}
-		}
 		_, err = tx.ExecContext(ctx, `
 			INSERT INTO version_indexes (version_id, format, size, chunks, coverage, stats, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -35,7 +29,22 @@ func (s *Store) PutIndex(ctx context.Context, name, version string, rec store.In
 			SET size = excluded.size, chunks = excluded.chunks, coverage = excluded.coverage,
 			    stats = excluded.stats, created_at = excluded.created_at`,
 			id, rec.Format, rec.Size, store.JoinHashes(rec.Chunks), rec.Coverage, string(rec.Stats), time.Now().UnixMicro())
-		return interpretError(err)
+		if err != nil {
+			return interpretError(err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM index_chunks WHERE version_id = ? AND format = ?`, id, rec.Format); err != nil {
+			return interpretError(err)
+		}
+		for _, h := range rec.Chunks {
+			_, err := tx.ExecContext(ctx, `INSERT INTO index_chunks (version_id, format, hash) VALUES (?, ?, ?)
+				ON CONFLICT DO NOTHING`, id, rec.Format, h[:])
+			if err = interpretError(err); errors.Is(err, store.ErrMissingBlob) {
+				return fmt.Errorf("%w: index chunk %x", err, h)
+			} else if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put index of %s@%s: %w", name, version, err)

@@ -160,6 +160,11 @@ func dsn(abs string, opts Options, readOnly bool) string {
 		q.Set("_journal_mode", "WAL")
 		q.Set("_synchronous", "NORMAL")
 		q.Set("_txlock", "immediate")
+		// A new file keeps its free pages apart so the blob collector
+		// can hand them back (PRAGMA incremental_vacuum after a pass).
+		// It must be set before the first table is created; on a file
+		// created without it, it does nothing (see collectDisk).
+		q.Add("_pragma", "auto_vacuum(incremental)")
 	}
 	// A file: URI with the path escaped, so a directory name holding '?'
 	// or '#' cannot be read as the start of the parameters.
@@ -205,8 +210,8 @@ func interpretError(err error) error {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %s", store.ErrExists, se.Error())
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			// Only files has foreign keys, and its version_id is
-			// always the row just inserted: the hash is what failed.
+			// Inserts into files and index_chunks: their version is
+			// the row just looked up, so the hash is what failed.
 			return store.ErrMissingBlob
 		}
 	}

@@ -20,17 +20,22 @@ const lookupChunk = 500
 
 // PutBlobs implements store.Writer.
 //
-// Bodies already stored are found first on a reader and skipped; the rest
-// are compressed, blobcodec's Workers at once, and inserted (INSERT ... ON
-// CONFLICT DO NOTHING, so a body another ingest stored meanwhile is a
-// no-op) in transactions of at most PutBlobsBatchBytes, each written while
-// the bodies after it compress; the writer is held only for the inserts.
+// Bodies already stored are found first, by one write transaction that
+// refreshes their blob_written time (BlobCollector's grace runs from it)
+// and returns their hashes, and are skipped. Writers are serialised, so a
+// collector's pass runs wholly before that transaction (the body is gone
+// and is inserted again below) or wholly after it (the body is young and
+// kept). The rest are compressed, blobcodec's Workers at once, and
+// inserted (INSERT ... ON CONFLICT DO NOTHING, so a body another ingest
+// stored meanwhile is a no-op) in transactions of at most
+// PutBlobsBatchBytes, each written while the bodies after it compress; the
+// writer is held only for the refresh and the inserts.
 func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	if len(blobs) == 0 {
 		return nil
 	}
 	blobs = store.SortedUnique(blobs)
-	stored, err := s.storedHashes(ctx, blobs)
+	stored, err := s.refreshStored(ctx, blobs)
 	if err != nil {
 		return fmt.Errorf("sqlite: put blobs: find stored: %w", err)
 	}
@@ -62,33 +67,42 @@ type row struct {
 	data  []byte
 }
 
-// storedHashes returns which of blobs' hashes are already stored.
-func (s *Store) storedHashes(ctx context.Context, blobs []store.Blob) (map[store.Hash]bool, error) {
+// refreshStored sets the written time of those of blobs already stored
+// to now, in one write transaction, and returns their hashes.
+func (s *Store) refreshStored(ctx context.Context, blobs []store.Blob) (map[store.Hash]bool, error) {
 	stored := make(map[store.Hash]bool)
-	for chunk := range slices.Chunk(blobs, lookupChunk) {
-		args := make([]any, len(chunk))
-		for i := range chunk {
-			args[i] = chunk[i].Hash[:]
-		}
-		q := `SELECT hash FROM blobs WHERE hash IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
-		rows, err := s.r.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		var h sql.RawBytes
-		for rows.Next() {
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return nil, err
+	now := time.Now().UnixMicro()
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for chunk := range slices.Chunk(blobs, lookupChunk) {
+			args := make([]any, 1, len(chunk)+1)
+			args[0] = now
+			for i := range chunk {
+				args = append(args, chunk[i].Hash[:])
 			}
-			stored[store.Hash(h)] = true
+			q := `UPDATE blob_written SET written_at = ? WHERE hash IN (?` + strings.Repeat(",?", len(chunk)-1) + `) RETURNING hash`
+			rows, err := tx.QueryContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			var h sql.RawBytes
+			for rows.Next() {
+				if err := rows.Scan(&h); err != nil {
+					rows.Close()
+					return err
+				}
+				stored[store.Hash(h)] = true
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
-		if err := rows.Close(); err != nil {
-			return nil, interpretError(err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, interpretError(err)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, interpretError(err)
 	}
 	return stored, nil
 }
@@ -106,8 +120,19 @@ func (s *Store) insertBlobs(ctx context.Context, rows []row) error {
 			return err
 		}
 		defer stmt.Close()
+		written, err := tx.PrepareContext(ctx, `
+			INSERT INTO blob_written (hash, written_at) VALUES (?, ?)
+			ON CONFLICT (hash) DO UPDATE SET written_at = excluded.written_at`)
+		if err != nil {
+			return err
+		}
+		defer written.Close()
+		now := time.Now().UnixMicro()
 		for _, r := range rows {
 			if _, err := stmt.ExecContext(ctx, r.hash[:], r.size, r.codec, r.data); err != nil {
+				return err
+			}
+			if _, err := written.ExecContext(ctx, r.hash[:], now); err != nil {
 				return err
 			}
 		}

@@ -58,6 +58,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Maintenance", testMaintenance},
 		{"Project", testProject},
 		{"VersionStates", testVersionStates},
+		{"CollectOldUnreferenced", testCollectOldUnreferenced},
+		{"CollectKeepsYoung", testCollectKeepsYoung},
+		{"CollectRePutRefreshes", testCollectRePutRefreshes},
+		{"CollectIndexChunks", testCollectIndexChunks},
+		{"CollectBounded", testCollectBounded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
