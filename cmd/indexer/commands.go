@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/blobgc"
 	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
@@ -191,6 +192,29 @@ func cmdReindex(ctx context.Context, s settings, getenv func(string) string, log
 		return exitOK, nil
 	}
 	return warmWants(ctx, s, getenv, log, fmt.Sprintf("indexer reindex --format %d --ingest-format %d", format, ingestFormat), wants)
+}
+
+// cmdGC sweeps the whole store with the blob collector now, rather than
+// waiting for the mirrors' scheduled passes (blobgc.Sweep): what a
+// failed bulk warm or reindex left behind goes at once, once older than
+// blob-gc-grace.
+func cmdGC(ctx context.Context, s settings, getenv func(string) string, log *slog.Logger) (int, error) {
+	if len(s.args) > 0 {
+		return exitUsage, fmt.Errorf("unexpected arguments %q", s.args)
+	}
+	ix, err := open(ctx, s, getenv, log)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer ix.close()
+	opt := s.mirror.BlobGC()
+	sum, err := blobgc.Sweep(ctx, ix.st, opt, s.warm.PollInterval)
+	fmt.Fprintf(s.stdout, "blob collector: %d blobs examined, %d deleted (%d stored bytes) unreferenced for over %s\n",
+		sum.Examined, sum.Deleted, sum.Freed, opt.Grace)
+	if err != nil {
+		return exitFailed, err
+	}
+	return exitOK, nil
 }
 
 // cmdStatus prints a request's progress and summary.

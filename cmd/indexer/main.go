@@ -10,6 +10,7 @@
 //	indexer worker                                        # work warm jobs until SIGINT/SIGTERM
 //	indexer reindex [--format N] [--dry-run]              # rebuild search indexes / re-ingest after a format change
 //	indexer status ID                                     # progress of a warm request
+//	indexer gc                                            # delete unreferenced blobs now (mirrors do it on a schedule)
 //
 // warm and popular run workers in this process and wait, showing progress
 // (bars on a terminal, log lines otherwise), then print a summary; they
@@ -60,6 +61,8 @@ commands:
   reindex                   build search indexes missing in the current format, re-ingest
                             versions stored under an older ingest format
   status ID                 print the progress of a warm request
+  gc                        delete the file bodies and index chunks nothing names, older than
+                            --blob-gc-grace, from the whole store now
 
 Run "indexer COMMAND -h" for the flags.
 `
@@ -96,6 +99,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, log *sl
 		cmd = cmdReindex
 	case "status":
 		cmd = cmdStatus
+	case "gc":
+		cmd = cmdGC
 	default:
 		fmt.Fprintf(stderr, "indexer: unknown command %q\n\n%s", command, usage)
 		return exitUsage

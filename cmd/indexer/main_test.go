@@ -9,13 +9,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
 	"github.com/pkgscope/pkgscope/internal/popular"
 	"github.com/pkgscope/pkgscope/internal/redistest"
+	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 	"github.com/pkgscope/pkgscope/internal/warm"
 )
@@ -254,5 +258,66 @@ func TestReindexDryRun(t *testing.T) {
 	code, out := c.run("reindex", "--dry-run")
 	if code != exitOK || !strings.Contains(out, fmt.Sprintf("0 versions stored under an ingest format older than %d; 0 without a search index of format", warm.IngestFormat)) {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestGCCommand: `indexer gc` deletes a body nothing names once older than
+// the grace (one left by a failed ingest, aged in the file directly) and
+// keeps the warmed version's bodies and index, which then still greps.
+func TestGCCommand(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, false)
+	c.publish("gamma", "1.0.0")
+	if code, out := c.run("warm", "gamma@1.0.0", "--no-progress"); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, c.data, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := []byte("left by an ingest that failed")
+	if err := st.PutBlobs(ctx, []store.Blob{{Hash: store.HashOf(orphan), Data: orphan}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().ExecContext(ctx, `UPDATE blob_written SET written_at = written_at - ?`, (48 * time.Hour).Microseconds()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out := c.run("gc")
+	if code != exitOK || !strings.Contains(out, " 1 deleted (") {
+		t.Fatalf("gc: exit %d, want 1 blob deleted:\n%s", code, out)
+	}
+	if code, out := c.run("gc"); code != exitOK || !strings.Contains(out, " 0 deleted (") {
+		t.Errorf("second gc: exit %d, want nothing deleted:\n%s", code, out)
+	}
+	// The warmed version's files and search index are whole.
+	if code, out := c.run("reindex", "--dry-run"); code != exitOK || !strings.Contains(out, "0 without a search index") {
+		t.Errorf("reindex after gc: exit %d:\n%s", code, out)
+	}
+	st, err = sqlite.Open(ctx, c.data, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	files, err := st.Files(ctx, "gamma", "1.0.0")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Files after gc = %d, %v", len(files), err)
+	}
+	for _, f := range files {
+		if _, err := st.Blob(ctx, f.Hash); err != nil {
+			t.Errorf("%s after gc: %v", f.Path, err)
+		}
+	}
+	rec, err := st.Index(ctx, "gamma", "1.0.0", index.FormatVersion)
+	if err != nil {
+		t.Fatalf("Index after gc: %v", err)
+	}
+	for _, h := range rec.Chunks {
+		if _, err := st.Blob(ctx, h); err != nil {
+			t.Errorf("index chunk %x after gc: %v", h[:4], err)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/api"
 	"github.com/pkgscope/pkgscope/internal/auth"
+	"github.com/pkgscope/pkgscope/internal/blobgc"
 	"github.com/pkgscope/pkgscope/internal/cache"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
@@ -68,6 +69,10 @@ type App struct {
 	// and /mcp answer; `mirror mcp` serves it over stdio).
 	Explorer explore.Explorer
 	grace    time.Duration // cfg.ShutdownTimeout, for Close
+	// stopGC ends the blob collector's schedule (blobgc.Run); Close
+	// waits for its pass in flight on gcDone before closing the store.
+	stopGC   context.CancelFunc
+	gcDone   chan struct{}
 	core     *Core
 	redis    *redisconn.Conn
 	searcher *search.Searcher
@@ -126,6 +131,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		a.warmStarted = true
 	}
 	m.WatchQueue(a.Warm.Depth)
+	// Every replica schedules the blob collector; the store runs one pass
+	// per interval between them (store.BlobCollector).
+	gcOpt := cfg.BlobGC()
+	gcOpt.Logger = log
+	gcCtx, stopGC := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopGC, a.gcDone = stopGC, make(chan struct{})
+	go func() {
+		defer close(a.gcDone)
+		blobgc.Run(gcCtx, st, gcOpt)
+	}()
 	// A miss the registry could not serve now leaves a durable job, so
 	// the version arrives when the registry recovers.
 	filler = warm.OnMiss(filler, a.Warm, log)
@@ -208,10 +223,14 @@ func (a *App) EnsureIndex(ctx context.Context, name, version string) error {
 	return err
 }
 
-// Close stops the warm queue, then releases the searcher, Redis and the
+// Close stops the blob collector and the warm queue, then releases the searcher, Redis and the
 // store (Core.Close).
 func (a *App) Close() error {
 	var errs []error
+	if a.stopGC != nil {
+		a.stopGC()
+		<-a.gcDone
+	}
 	if a.Warm != nil {
 		if a.warmStarted {
 			// Running jobs get the shutdown grace, then are cancelled (and

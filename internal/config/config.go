@@ -90,6 +90,13 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// FillTimeout bounds one miss: packument, tarball, ingest, commit.
 	FillTimeout time.Duration
+	// BlobGCInterval is how often the blob collector runs a pass, across
+	// replicas (0: never); a pass examines up to BlobGCBatch blobs and
+	// deletes those no version or search index names that were last
+	// written more than BlobGCGrace ago, which must exceed FillTimeout
+	// (blobgc.Options).
+	BlobGCInterval, BlobGCGrace time.Duration
+	BlobGCBatch                 int
 	// FailedRetryAfter is how long a version whose tarball failed for good
 	// (integrity, limits, corrupt archive) is answered with that failure
 	// instead of being downloaded again.
@@ -345,6 +352,9 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "grace period for in-flight requests on shutdown")
 	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "how long a version whose tarball failed its checks is answered from memory before trying again")
 	b.Dur(&c.FillTimeout, "fill-timeout", "time for one miss: fetch, verify, ingest, commit")
+	b.Dur(&c.BlobGCInterval, "blob-gc-interval", "how often the blob collector runs a pass, across replicas (0: never)")
+	b.Dur(&c.BlobGCGrace, "blob-gc-grace", "how long a file body or index chunk nothing names is kept after it was last written (must exceed fill-timeout)")
+	b.Int(&c.BlobGCBatch, "blob-gc-batch", "most blobs one blob collector pass examines")
 
 	b.Dur(&c.PackumentTTL, "packument-ttl", "how long dist-tags and version lists are cached")
 	b.Int(&c.BreakerFailures, "breaker-failures", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
@@ -537,6 +547,9 @@ func (c Config) Validate() error {
 	}
 	if c.DefaultReadLimit > c.MaxReadLimit {
 		errs = append(errs, fmt.Errorf("default-read-limit (%d) is above max-read-limit (%d)", c.DefaultReadLimit, c.MaxReadLimit))
+	}
+	if err := c.BlobGC().Validate(c.FillTimeout); err != nil {
+		errs = append(errs, err)
 	}
 	if c.WriteTimeout <= c.FillTimeout {
 		errs = append(errs, fmt.Errorf("write-timeout (%s) must be longer than fill-timeout (%s): a cold request waits for its fill", c.WriteTimeout, c.FillTimeout))

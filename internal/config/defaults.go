@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/blobgc"
 	"github.com/pkgscope/pkgscope/internal/cache"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
@@ -35,6 +36,7 @@ func Default() Config {
 	pl := project.DefaultLimits()
 	lf := lockfile.DefaultLimits()
 	pg := pglock.DefaultOptions()
+	gc := blobgc.DefaultOptions()
 	return Config{
 		Addr:              "127.0.0.1:7878",
 		DataDir:           defaultDataDir(),
@@ -63,6 +65,9 @@ func Default() Config {
 		ShutdownTimeout:      30 * time.Second,
 		FillTimeout:          5 * time.Minute,
 		FailedRetryAfter:     fill.DefaultFailedRetryAfter,
+		BlobGCInterval:       gc.Interval,
+		BlobGCGrace:          gc.Grace,
+		BlobGCBatch:          gc.Batch,
 
 		PackumentTTL:     up.PackumentTTL,
 		PackumentRefetch: up.MinRefetchInterval,
@@ -192,6 +197,13 @@ func (c Config) Ingest() ingest.Limits {
 	l := ingest.DefaultLimits()
 	l.MaxUnpackedBytes, l.MaxFiles, l.MaxEntries, l.MaxFileBytes = c.MaxUnpackedBytes, c.MaxFiles, c.MaxEntries, c.MaxFileBytes
 	return l
+}
+
+// BlobGC is the blob collector's schedule (without a Logger).
+func (c Config) BlobGC() blobgc.Options {
+	o := blobgc.DefaultOptions()
+	o.Interval, o.Grace, o.Batch = c.BlobGCInterval, c.BlobGCGrace, c.BlobGCBatch
+	return o
 }
 
 // Fill is the miss path's options without its Lock, Index and Logger,
