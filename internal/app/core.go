@@ -157,7 +157,7 @@ func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe fu
 func openStore(ctx context.Context, cfg config.Config, minConns int32) (store.Store, error) {
 	if cfg.DatabaseURL != "" {
 		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: max(postgres.DefaultOptions().MaxConns, minConns),
-			Codec: blobcodec.Config{Workers: cfg.CompressWorkers}})
+			Codec: blobcodec.Config{Workers: cfg.CompressWorkers}, BlobRefreshAfter: cfg.BlobGC().RefreshAfter()})
 		if err != nil {
 			return nil, fmt.Errorf("opening the Postgres store: %w", err)
 		}

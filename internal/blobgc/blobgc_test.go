@@ -24,7 +24,7 @@ func TestValidate(t *testing.T) {
 		edit func(*Options)
 		want string
 	}{
-		{"grace within the fill timeout", func(o *Options) { o.Grace = fill }, "blob-gc-grace"},
+		{"grace within twice the fill timeout", func(o *Options) { o.Grace = 2 * fill }, "blob-gc-grace"},
 		{"no batch", func(o *Options) { o.Batch = 0 }, "blob-gc-batch"},
 		{"negative interval", func(o *Options) { o.Interval = -time.Second }, "blob-gc-interval"},
 	} {

@@ -93,8 +93,8 @@ type Config struct {
 	// BlobGCInterval is how often the blob collector runs a pass, across
 	// replicas (0: never); a pass examines up to BlobGCBatch blobs and
 	// deletes those no version or search index names that were last
-	// written more than BlobGCGrace ago, which must exceed FillTimeout
-	// (blobgc.Options).
+	// written more than BlobGCGrace ago, which must exceed twice
+	// FillTimeout (blobgc.Options).
 	BlobGCInterval, BlobGCGrace time.Duration
 	BlobGCBatch                 int
 	// FailedRetryAfter is how long a version whose tarball failed for good
@@ -353,7 +353,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "how long a version whose tarball failed its checks is answered from memory before trying again")
 	b.Dur(&c.FillTimeout, "fill-timeout", "time for one miss: fetch, verify, ingest, commit")
 	b.Dur(&c.BlobGCInterval, "blob-gc-interval", "how often the blob collector runs a pass, across replicas (0: never)")
-	b.Dur(&c.BlobGCGrace, "blob-gc-grace", "how long a file body or index chunk nothing names is kept after it was last written (must exceed fill-timeout)")
+	b.Dur(&c.BlobGCGrace, "blob-gc-grace", "how long a file body or index chunk nothing names is kept after it was last written (must exceed twice fill-timeout)")
 	b.Int(&c.BlobGCBatch, "blob-gc-batch", "most blobs one blob collector pass examines")
 
 	b.Dur(&c.PackumentTTL, "packument-ttl", "how long dist-tags and version lists are cached")

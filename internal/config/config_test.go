@@ -44,7 +44,7 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		{nil, []string{"--max-line-width", "0"}, "max-line-width must be positive"},
 		{nil, []string{"--default-read-limit", "50", "--max-read-limit", "10"}, "default-read-limit (50) is above max-read-limit (10)"},
 		{nil, []string{"--fill-timeout", "10m"}, "write-timeout"},
-		{map[string]string{"PKGSCOPE_BLOB_GC_GRACE": "4m"}, nil, "blob-gc-grace (4m0s) must be longer than fill-timeout (5m0s)"},
+		{map[string]string{"PKGSCOPE_BLOB_GC_GRACE": "10m"}, nil, "blob-gc-grace (10m0s) must be longer than twice fill-timeout (5m0s)"},
 		{nil, []string{"--blob-gc-batch", "0"}, "blob-gc-batch (0) must be positive"},
 		{nil, []string{"stray"}, "unexpected arguments"},
 	}

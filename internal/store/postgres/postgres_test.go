@@ -23,7 +23,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // testOptions keeps each test's pool small: the suite opens a store per
 // subtest against a server shared with other packages' tests.
-var testOptions = Options{MaxConns: 4}
+// BlobRefreshAfter is what the mirror sets for the suite's grace.
+var testOptions = Options{MaxConns: 4, BlobRefreshAfter: storetest.Grace / 2}
 
 func openTest(t testing.TB) *Store {
 	t.Helper()
@@ -106,10 +107,14 @@ func openBench(b *testing.B) *Store {
 }
 
 func BenchmarkPutBlobs(b *testing.B)       { storetest.BenchmarkPutBlobs(b, openBench(b)) }
-func BenchmarkPutBlobsStored(b *testing.B) { storetest.BenchmarkPutBlobsStored(b, openBench(b)) }
-func BenchmarkCommitVersion(b *testing.B)  { storetest.BenchmarkCommitVersion(b, openBench(b)) }
-func BenchmarkFiles(b *testing.B)          { storetest.BenchmarkFiles(b, openBench(b)) }
-func BenchmarkBlob(b *testing.B)           { storetest.BenchmarkBlob(b, openBench(b)) }
+func BenchmarkPutBlobsStored(b *testing.B) { storetest.BenchmarkPutBlobsStored(b, openBench(b), 0) }
+func BenchmarkCollectBlobs(b *testing.B)   { storetest.BenchmarkCollectBlobs(b, openBench(b)) }
+func BenchmarkPutBlobsStoredOld(b *testing.B) {
+	storetest.BenchmarkPutBlobsStored(b, aged{openBench(b)}, 24*time.Hour)
+}
+func BenchmarkCommitVersion(b *testing.B) { storetest.BenchmarkCommitVersion(b, openBench(b)) }
+func BenchmarkFiles(b *testing.B)         { storetest.BenchmarkFiles(b, openBench(b)) }
+func BenchmarkBlob(b *testing.B)          { storetest.BenchmarkBlob(b, openBench(b)) }
 
 // TestCollectSkipsBlobsInUse: a pass meets old unreferenced blobs that
 // another transaction holds — a PutBlobs refreshing one, not yet
@@ -225,4 +230,46 @@ func TestMigrateBlobGC(t *testing.T) {
 	}
 	defer s.Close()
 	m.Check(t, aged{s})
+}
+
+// TestPutBlobsRefreshesOnlyOldBodies: PutBlobs refreshes a stored body's
+// written time only when it is older than BlobRefreshAfter (half the
+// grace here, as the mirror sets it): a body put again 20 minutes after it
+// was written keeps that time and is collected an hour after it, one put
+// again 40 minutes after is young again.
+func TestPutBlobsRefreshesOnlyOldBodies(t *testing.T) {
+	ctx := t.Context()
+	s := openTest(t)
+	defer s.Close()
+	recent := store.Blob{Hash: store.HashOf([]byte("recent")), Data: []byte("recent")}
+	old := store.Blob{Hash: store.HashOf([]byte("old")), Data: []byte("old")}
+	put := func(b store.Blob) {
+		t.Helper()
+		if err := s.PutBlobs(ctx, []store.Blob{b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agedBy := func(d time.Duration) {
+		t.Helper()
+		if err := (aged{s}).AgeBlobs(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(old)
+	agedBy(20 * time.Minute)
+	put(recent)
+	agedBy(20 * time.Minute) // old: 40 minutes, recent: 20
+	put(old)
+	put(recent)
+	agedBy(50 * time.Minute) // old: 50 since its refresh; recent: 70 since it was written
+	p, err := s.CollectBlobs(ctx, storetest.Grace, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Blob(ctx, old.Hash); err != nil || p.Deleted != 1 {
+		t.Errorf("pass = %+v; the body refreshed 50 minutes ago: %v; want it kept, the other deleted", p, err)
+	}
+	if _, err := s.Blob(ctx, recent.Hash); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the body put again while younger than BlobRefreshAfter: %v, want it collected with its first time", err)
+	}
 }

@@ -13,15 +13,19 @@ import (
 
 // PutBlobs implements store.Writer.
 //
-// Bodies already stored are found first by one indexed UPDATE that
-// refreshes their written_at (BlobCollector's grace runs from it) and
-// returns their hashes; they are neither compressed nor sent again: most
-// files of a new version are unchanged from the previous one, and
-// compression is the costly step. The UPDATE is what keeps an old body an
-// ingest reuses from the collector: if a collector's DELETE locked the
-// row first, the UPDATE waits, finds it gone, and the body is inserted
-// again below; if the UPDATE came first, the DELETE re-checks the row it
-// waited for, finds it young and keeps it.
+// Bodies already stored are found first by one indexed statement that
+// also refreshes the written_at (BlobCollector's grace runs from it) of
+// those written more than BlobRefreshAfter ago, and returns every stored
+// hash; they are neither compressed nor sent again: most files of a new
+// version are unchanged from the previous one, and compression is the
+// costly step. The refresh is what keeps an old body an ingest reuses from
+// the collector: if a collector's DELETE locked the row first, the UPDATE
+// waits, finds it gone, and the body is inserted again below; if the
+// UPDATE came first, the DELETE re-checks the row it waited for, finds it
+// young and keeps it. A body not refreshed was written less than
+// BlobRefreshAfter ago, so it is younger than the grace for longer than
+// the ingest can take. (The SELECT half reads the statement's snapshot,
+// before the UPDATE: each stored hash comes from one half.)
 // The rest are compressed blobcodec's Workers at once and go in multi-row
 // INSERT ... ON CONFLICT DO NOTHING statements of at most
 // PutBlobsBatchBytes each, in hash order, each sent while the bodies after
@@ -40,7 +44,16 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	for i := range blobs {
 		hashes[i] = blobs[i].Hash[:]
 	}
-	rows, err := s.pool.Query(ctx, `UPDATE blobs SET written_at = now() WHERE hash = ANY($1) RETURNING hash`, hashes)
+	rows, err := s.pool.Query(ctx, `
+		WITH refreshed AS (
+			UPDATE blobs SET written_at = now()
+			WHERE hash = ANY($1) AND written_at < now() - $2::bigint * interval '1 microsecond'
+			RETURNING hash
+		)
+		SELECT hash FROM refreshed
+		UNION ALL
+		SELECT hash FROM blobs WHERE hash = ANY($1) AND written_at >= now() - $2::bigint * interval '1 microsecond'`,
+		hashes, s.opts.BlobRefreshAfter.Microseconds())
 	if err != nil {
 		return fmt.Errorf("postgres: put blobs: find stored: %w", interpretError(err))
 	}
@@ -152,10 +165,12 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 		// A failed record never has files (only this transaction writes
 		// them, and it leaves the version ready), so there is nothing to
 		// clear before the COPY.
+		// In hash order (store.HashOrder), for the files_hash index.
+		order := store.HashOrder(v.Files)
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"files"},
 			[]string{"version_id", "path", "hash", "size", "is_binary", "mode", "ord"},
 			pgx.CopyFromSlice(len(v.Files), func(i int) ([]any, error) {
-				f := &v.Files[i]
+				f := &v.Files[order[i]]
 				return []any{id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, int32(f.Mode), int32(f.Order)}, nil
 			}))
 		if err != nil {

@@ -93,10 +93,14 @@ func openBench(b *testing.B) *Store {
 }
 
 func BenchmarkPutBlobs(b *testing.B)       { storetest.BenchmarkPutBlobs(b, openBench(b)) }
-func BenchmarkPutBlobsStored(b *testing.B) { storetest.BenchmarkPutBlobsStored(b, openBench(b)) }
-func BenchmarkCommitVersion(b *testing.B)  { storetest.BenchmarkCommitVersion(b, openBench(b)) }
-func BenchmarkFiles(b *testing.B)          { storetest.BenchmarkFiles(b, openBench(b)) }
-func BenchmarkBlob(b *testing.B)           { storetest.BenchmarkBlob(b, openBench(b)) }
+func BenchmarkPutBlobsStored(b *testing.B) { storetest.BenchmarkPutBlobsStored(b, openBench(b), 0) }
+func BenchmarkCollectBlobs(b *testing.B)   { storetest.BenchmarkCollectBlobs(b, openBench(b)) }
+func BenchmarkPutBlobsStoredOld(b *testing.B) {
+	storetest.BenchmarkPutBlobsStored(b, aged{openBench(b)}, 24*time.Hour)
+}
+func BenchmarkCommitVersion(b *testing.B) { storetest.BenchmarkCommitVersion(b, openBench(b)) }
+func BenchmarkFiles(b *testing.B)         { storetest.BenchmarkFiles(b, openBench(b)) }
+func BenchmarkBlob(b *testing.B)          { storetest.BenchmarkBlob(b, openBench(b)) }
 
 // TestWALIsTruncatedAfterCheckpoint: a large write leaves no WAL of its
 // size behind once the next write has found it checkpointed, so the

@@ -217,7 +217,7 @@ func insertFiles(ctx context.Context, tx *sql.Tx, id int64, files []store.File) 
 		return err
 	}
 	defer stmt.Close()
-	for i := range files {
+	for _, i := range store.HashOrder(files) {
 		f := &files[i]
 		if _, err := stmt.ExecContext(ctx, id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, int64(f.Mode), f.Order); err != nil {
 			err = interpretError(err)

@@ -17,8 +17,11 @@ type BlobAger interface {
 	AgeBlobs(ctx context.Context, d time.Duration) error
 }
 
-// The collector's grace in these tests; blobs are aged past it or not.
-const testGrace = time.Hour
+// Grace is the collector's grace in the suite; blobs are aged past it or
+// not. A store whose PutBlobs refreshes only bodies older than some age
+// must be opened with at most half of it (postgres.Options.
+// BlobRefreshAfter), as the mirror does with its grace.
+const Grace = time.Hour
 
 // age moves every blob's written time back by d; the store must be
 // wrapped with a BlobAger.
@@ -38,7 +41,7 @@ func collect(t *testing.T, s store.Store, limit int) store.BlobPass {
 	t.Helper()
 	var sum store.BlobPass
 	for range 1000 {
-		p, err := s.CollectBlobs(t.Context(), testGrace, 0, limit)
+		p, err := s.CollectBlobs(t.Context(), Grace, 0, limit)
 		if err != nil {
 			t.Fatalf("CollectBlobs: %v", err)
 		}
@@ -90,7 +93,7 @@ func testCollectOldUnreferenced(t *testing.T, s store.Store) {
 	commit(t, s, fx)
 	gone := orphan("an ingest that failed its integrity check wrote this")
 	putBlobs(t, s, gone)
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	p := collect(t, s, 100)
 	if p.Deleted != 1 || p.Examined != len(fx.blobs)+1 || p.Freed <= 0 {
 		t.Errorf("pass = %+v, want 1 of %d blobs deleted, bytes freed", p, len(fx.blobs)+1)
@@ -110,14 +113,14 @@ func testCollectOldUnreferenced(t *testing.T, s store.Store) {
 func testCollectKeepsYoung(t *testing.T, s store.Store) {
 	young := orphan("an ingest in flight wrote this")
 	putBlobs(t, s, young)
-	age(t, s, testGrace/2)
+	age(t, s, Grace/2)
 	if p := collect(t, s, 100); p.Deleted != 0 || p.Examined != 1 {
 		t.Errorf("pass = %+v, want the one blob examined and kept", p)
 	}
 	if !stored(t, s, young.Hash) {
 		t.Fatal("a blob younger than the grace was deleted")
 	}
-	age(t, s, testGrace)
+	age(t, s, Grace)
 	if p := collect(t, s, 100); p.Deleted != 1 {
 		t.Errorf("pass = %+v, want the blob deleted once past the grace", p)
 	}
@@ -129,7 +132,7 @@ func testCollectKeepsYoung(t *testing.T, s store.Store) {
 func testCollectRePutRefreshes(t *testing.T, s store.Store) {
 	fx := small("1.0.0")
 	put(t, s, fx) // an ingest that failed before its commit
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	put(t, s, fx) // the next ingest of the same bytes
 	if p := collect(t, s, 100); p.Deleted != 0 {
 		t.Errorf("pass = %+v: deleted bodies an ingest had just put again", p)
@@ -153,7 +156,7 @@ func testCollectIndexChunks(t *testing.T, s store.Store) {
 	if err := s.PutIndex(ctx, "left-pad", "1.0.0", rec); err != nil {
 		t.Fatalf("PutIndex: %v", err)
 	}
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	if p := collect(t, s, 2); p.Deleted != 0 {
 		t.Errorf("pass = %+v: deleted blobs a version or a stored index names", p)
 	}
@@ -173,7 +176,7 @@ func testCollectIndexChunks(t *testing.T, s store.Store) {
 	if err := s.PutIndex(ctx, "left-pad", "1.0.0", rec); err != nil {
 		t.Fatalf("PutIndex (rebuild): %v", err)
 	}
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	if p := collect(t, s, 2); p.Deleted != 2 {
 		t.Errorf("pass = %+v, want the replaced index's 2 chunks deleted", p)
 	}
@@ -187,7 +190,7 @@ func testCollectIndexChunks(t *testing.T, s store.Store) {
 	if ok, err := s.ResetForReingest(ctx, "left-pad", "1.0.0", 2, "reingest"); !ok || err != nil {
 		t.Fatalf("ResetForReingest = %v, %v", ok, err)
 	}
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	if p := collect(t, s, 2); p.Deleted != len(fx.blobs)+1 {
 		t.Errorf("pass = %+v, want the reset version's %d bodies and its index chunk deleted", p, len(fx.blobs))
 	}
@@ -211,10 +214,10 @@ func testCollectBounded(t *testing.T, s store.Store) {
 		blobs = append(blobs, orphan("orphan "+b))
 	}
 	putBlobs(t, s, blobs...)
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	var deleted []int
 	for range 3 {
-		p, err := s.CollectBlobs(ctx, testGrace, 0, 2)
+		p, err := s.CollectBlobs(ctx, Grace, 0, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +234,7 @@ func testCollectBounded(t *testing.T, s store.Store) {
 			t.Errorf("blob %q survived", b.Data)
 		}
 	}
-	p, err := s.CollectBlobs(ctx, testGrace, time.Hour, 2)
+	p, err := s.CollectBlobs(ctx, Grace, time.Hour, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +273,7 @@ func (m GCMigration) Check(t *testing.T, s store.Store) {
 	if p := collect(t, s, 100); p.Examined != 4 || p.Deleted != 0 {
 		t.Fatalf("first pass after the migration = %+v; want 4 blobs examined, none deleted", p)
 	}
-	age(t, s, 2*testGrace)
+	age(t, s, 2*Grace)
 	if p := collect(t, s, 100); p.Deleted != 1 {
 		t.Fatalf("pass = %+v; want the orphan deleted", p)
 	}
