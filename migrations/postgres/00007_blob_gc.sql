@@ -6,9 +6,11 @@
 -- stored body refreshes it, so an ingest that reuses an old body protects
 -- it until its commit). now() is stable, so ADD COLUMN stores it once as
 -- the default of every existing row without rewriting the table: bodies
--- stored before this migration are a grace period young. The column is not
--- indexed, so refreshing it is a HOT update of the small main tuple (the
--- body itself is out of line and not copied).
+-- stored before this migration are a grace period young. Refreshing it
+-- writes a new main tuple (the body is out of line and not copied, but the
+-- full pages of blobs rarely allow a HOT update, so the primary key gets
+-- an entry too): PutBlobs does it only once the time is older than half
+-- the grace (postgres.Options.BlobRefreshAfter).
 --
 -- index_chunks lists the blobs each stored index is made of, one row per
 -- distinct chunk, with foreign keys both ways: deleting a chunk a stored

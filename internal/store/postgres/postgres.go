@@ -5,7 +5,9 @@
 //
 // Tables (migrations/postgres): blobs holds each body once, keyed by sha256
 // and zstd-compressed; versions has one row per name@version attempted;
-// files lists a ready version's files by path (bytea, byte order).
+// files lists a ready version's files by path (bytea, byte order);
+// version_indexes and index_chunks hold search indexes; blob_gc is the
+// blob collector's shared position and schedule (gc.go).
 package postgres
 
 import (
