@@ -182,7 +182,7 @@ func TestCollectSkipsBlobsInUse(t *testing.T) {
 }
 
 // TestMigrateBlobGC migrates a schema holding a version and its index from
-// before the collector (migration 00006): every stored body gets a
+// before the collector (migration 00007): every stored body gets a
 // written time of the migration (the first pass after the upgrade deletes
 // nothing, whatever the bodies' age) and the existing index's chunks are
 // listed in index_chunks, so they are kept once old.
@@ -199,7 +199,7 @@ func TestMigrateBlobGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 6); err != nil {
+	if _, err := p.UpTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
 	m := storetest.NewGCMigration()

@@ -183,7 +183,7 @@ func TestCollectReturnsDisk(t *testing.T) {
 }
 
 // TestMigrateBlobGC opens a file holding a version and its index at the
-// schema before the collector (migration 00006), and migrates it: every
+// schema before the collector (migration 00007), and migrates it: every
 // stored body gets a written time (now: the first pass after the upgrade
 // deletes nothing, whatever the bodies' age) and the existing index's
 // chunks are listed in index_chunks, so they are kept once old.
@@ -198,7 +198,7 @@ func TestMigrateBlobGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 6); err != nil {
+	if _, err := p.UpTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
 	m := storetest.NewGCMigration()

@@ -244,7 +244,7 @@ func testCollectBounded(t *testing.T, s store.Store) {
 }
 
 // GCMigration is the data the stores' tests of the collector's migration
-// (00007) store at the schema before it, with their own SQL: a version
+// (00008) store at the schema before it, with their own SQL: a version
 // with one file, an index of format 3 whose chunks name Chunk1 twice and
 // Chunk2 once, and a body nothing names.
 type GCMigration struct {
