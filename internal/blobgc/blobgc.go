@@ -122,12 +122,8 @@ func Sweep(ctx context.Context, c store.BlobCollector, o Options, retry time.Dur
 			}
 			continue
 		}
-		sum.Ran = true
-		sum.Examined += p.Examined
-		sum.Deleted += p.Deleted
-		sum.Freed += p.Freed
+		sum.Add(p)
 		if p.Wrapped {
-			sum.Wrapped = true
 			wraps++
 		}
 	}

@@ -43,3 +43,12 @@ type BlobPass struct {
 	// the first. A sweep of the whole store ends with a wrapped pass.
 	Wrapped bool
 }
+
+// Add counts pass q into p, a sum of passes: Ran and Wrapped when any was.
+func (p *BlobPass) Add(q BlobPass) {
+	p.Ran = p.Ran || q.Ran
+	p.Examined += q.Examined
+	p.Deleted += q.Deleted
+	p.Freed += q.Freed
+	p.Wrapped = p.Wrapped || q.Wrapped
+}

@@ -48,12 +48,8 @@ func collect(t *testing.T, s store.Store, limit int) store.BlobPass {
 		if !p.Ran {
 			t.Fatalf("CollectBlobs did not run with every = 0")
 		}
-		sum.Ran = true
-		sum.Examined += p.Examined
-		sum.Deleted += p.Deleted
-		sum.Freed += p.Freed
+		sum.Add(p)
 		if p.Wrapped {
-			sum.Wrapped = true
 			return sum
 		}
 	}
