@@ -221,8 +221,10 @@ type Reader interface {
 type Writer interface {
 	// PutBlobs stores bodies; storing a hash that exists does not write
 	// its body again, so concurrent and repeated ingests of the same bytes
-	// are safe. It records when each body was last put, stored or not:
-	// BlobCollector keeps an unreferenced body for a grace period after.
+	// are safe. It records when each body was written, and refreshes that
+	// time for a body already stored (Postgres: once it is older than
+	// Options.BlobRefreshAfter): BlobCollector keeps an unreferenced body
+	// for a grace period after.
 	PutBlobs(ctx context.Context, blobs []Blob) error
 	// CommitVersion makes a version and all its files visible atomically.
 	// It returns ErrExists when the version is already ready (the caller
