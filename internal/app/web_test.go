@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,31 +24,77 @@ import (
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
-// browser starts Debian's headless Chromium (scripts/test.sh installs it)
-// through rod for one test; a failed step fails the test. A missing
-// browser fails the test too: it is never skipped.
-func browser(t *testing.T) *rod.Browser {
-	t.Helper()
+// chrome is the package's one headless Chromium (Debian's; scripts/test.sh
+// installs it), started by the first test that asks for a browser and
+// stopped by TestMain: starting it took about a second of CPU per test on
+// the shared 2-core machine. Each test gets its own incognito context of
+// it (browser), so cookies, storage and cache never carry over.
+var chrome struct {
+	once sync.Once
+	l    *launcher.Launcher
+	b    *rod.Browser
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if chrome.b != nil {
+		chrome.b.Close()
+	}
+	if chrome.l != nil {
+		chrome.l.Kill()
+	}
+	if chrome.dir != "" {
+		os.RemoveAll(chrome.dir)
+	}
+	os.Exit(code)
+}
+
+// startChrome starts the shared browser; an error says what failed.
+func startChrome() {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatalf("chromium is not installed (Debian: apt-get install chromium; scripts/test.sh does it): %v", err)
+		chrome.err = fmt.Errorf("chromium is not installed (Debian: apt-get install chromium; scripts/test.sh does it): %w", err)
+		return
 	}
-	l := launcher.New().Bin(bin).Headless(true).NoSandbox(true).Leakless(false).UserDataDir(t.TempDir()).
+	if chrome.dir, err = os.MkdirTemp("", "pkgscope-chromium-"); err != nil {
+		chrome.err = err
+		return
+	}
+	chrome.l = launcher.New().Bin(bin).Headless(true).NoSandbox(true).Leakless(false).UserDataDir(chrome.dir).
 		Set("disable-gpu").Set("disable-quic").Set("no-first-run").Set("disable-background-networking").
 		Set("disable-component-update").Set("disable-sync").Set("window-size", "1280,900")
-	u, err := l.Launch()
+	u, err := chrome.l.Launch()
 	if err != nil {
-		t.Fatalf("starting chromium: %v", err)
+		chrome.err = fmt.Errorf("starting chromium: %w", err)
+		return
 	}
 	b := rod.New().ControlURL(u)
 	if err := b.Connect(); err != nil {
-		l.Kill()
-		t.Fatalf("connecting to chromium: %v", err)
+		chrome.err = fmt.Errorf("connecting to chromium: %w", err)
+		return
 	}
-	t.Cleanup(func() { b.Close(); l.Kill() })
+	chrome.b = b
+}
+
+// browser is a fresh incognito context of the package's Chromium for one
+// test, closed when it ends; a failed step fails the test. A missing
+// browser fails the test too: it is never skipped.
+func browser(t *testing.T) *rod.Browser {
+	t.Helper()
+	chrome.once.Do(startChrome)
+	if chrome.err != nil {
+		t.Fatal(chrome.err)
+	}
+	inc, err := chrome.b.Incognito()
+	if err != nil {
+		t.Fatalf("opening an incognito context: %v", err)
+	}
+	t.Cleanup(func() { inc.Close() })
 	// Waits are on the page (an element, a condition), never on a
 	// clock; the timeout bounds a browser that stops answering.
-	return b.Context(t.Context()).Timeout(90 * time.Second).WithPanic(func(v any) { t.Fatalf("browser: %v\n%s", v, debug.Stack()) })
+	return inc.Context(t.Context()).Timeout(90 * time.Second).WithPanic(func(v any) { t.Fatalf("browser: %v\n%s", v, debug.Stack()) })
 }
 
 // navigating runs act, which makes p load another page, and returns once

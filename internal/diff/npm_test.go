@@ -4,6 +4,8 @@ import (
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 
 	"context"
+	"flag"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +18,14 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 )
 
+var update = flag.Bool("update", false, "rewrite difftest's golden npm diff outputs from npm")
+
 // TestMatchesNpmDiff ingests the fixture versions into a store, renders
 // every difftest case from the stored file lists and bodies, and compares
 // the text with the real `npm diff` run against a fake registry serving
-// the same tarballs.
+// the same tarballs. It is the one test that runs npm diff: it also checks
+// that npm still prints difftest's golden files, which the other diff
+// tests (internal/app) compare with.
 func TestMatchesNpmDiff(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -44,6 +50,14 @@ func TestMatchesNpmDiff(t *testing.T) {
 			warm.Do(func() { difftest.NpmDiff(t, reg.URL(), cache, difftest.Cases()[0]) })
 			t.Parallel()
 			want := difftest.NpmDiff(t, reg.URL(), cache, c)
+			if *update {
+				if err := os.WriteFile(difftest.GoldenFile(c), []byte(want), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if golden := difftest.Want(t, c); golden != want {
+				t.Errorf("npm diff no longer prints %s (the oracle of internal/app's diff tests); if npm changed, rerun with -update:\n--- npm diff:\n%s\n--- golden:\n%s",
+					difftest.GoldenFile(c), want, golden)
+			}
 			got := render(t, ctx, st, c)
 			if got != want {
 				i := firstDifference(got, want)

@@ -9,6 +9,7 @@ package difftest
 
 import (
 	"bytes"
+	"embed"
 	"fmt"
 	"os"
 	"os/exec"
@@ -244,4 +245,29 @@ func NpmDiff(t testing.TB, registryURL, cacheDir string, c Case) string {
 		t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// golden holds what npm diff printed for each case (testdata/NAME.diff).
+// Only internal/diff's TestMatchesNpmDiff runs npm itself: it checks npm's
+// output against these files (rewriting them with -update) and the
+// diff package's text against npm's; every other test (internal/app's
+// mirror, REST and paged diffs) compares with Want, so the 16 npm runs
+// happen once per test run instead of once per package.
+//
+//go:embed testdata/*.diff
+var golden embed.FS
+
+// GoldenFile is the path of c's golden file from internal/diff, where
+// -update writes it.
+func GoldenFile(c Case) string { return filepath.Join("difftest", "testdata", c.Name+".diff") }
+
+// Want is what npm diff prints for c, as internal/diff's
+// TestMatchesNpmDiff last checked against npm itself.
+func Want(t testing.TB, c Case) string {
+	t.Helper()
+	b, err := golden.ReadFile("testdata/" + c.Name + ".diff")
+	if err != nil {
+		t.Fatalf("no golden npm diff for case %s (run go test ./internal/diff -run TestMatchesNpmDiff -update): %v", c.Name, err)
+	}
+	return string(b)
 }
