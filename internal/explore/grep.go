@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -227,7 +228,7 @@ func NoMatchNote(r Request, res *Answer, searched, skipped, total int, where str
 	}
 	try = append(try, "a shorter part of the name")
 	res.Note("no match in %s: the name may not exist in %s. Try %s; or list/glob the folder that would hold it to see the names it has",
-		plural(searched, "file"), where, strings.Join(try, ", "))
+		english.Count(searched, "file"), where, strings.Join(try, ", "))
 }
 
 // operatorsIn lists the unescaped regexp operators in pattern, each
@@ -245,14 +246,6 @@ func operatorsIn(pattern string) string {
 		}
 	}
 	return strings.Join(ops, ", ")
-}
-
-// plural is "1 file", "2 files".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // grepFilter compiles include and exclude as ripgrep reads -g: a glob
