@@ -14,7 +14,6 @@ import (
 	"github.com/pkgscope/pkgscope/internal/diff"
 	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
-	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -151,9 +150,12 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	if err != nil {
 		return nil, &InputError{Field: "include", Err: err}
 	}
-	var exclude *pathglob.Matcher
+	// exclude reads its patterns as include does (npm diff's path
+	// arguments: "*.map" is a file name in any folder, "lib" a folder), so
+	// the one field that narrows and the one that drops agree on a pattern.
+	var exclude *diff.Filter
 	if len(r.Exclude) > 0 {
-		if exclude, err = pathglob.Compile(r.Exclude, s.lim.Glob); err != nil {
+		if exclude, err = diff.NewFilter(r.Exclude, s.lim.Glob); err != nil {
 			return nil, &InputError{Field: "exclude", Err: err}
 		}
 	}

@@ -558,3 +558,44 @@ func TestDiffPagesSayWhereTheyAre(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffExcludeReadsPatternsAsInclude: for each pattern, the files that
+// include selects and the files that exclude keeps split the whole diff
+// between them: exclude reads "*.d.ts" as a file name in any folder and
+// "lib" as a folder, as include (npm diff's path arguments) does. Before,
+// exclude read doublestar globs, so "*.d.ts" dropped only top-level files
+// while include took them in every folder.
+func TestDiffExcludeReadsPatternsAsInclude(t *testing.T) {
+	t.Parallel()
+	s, _ := fixtureService(t)
+	changed := func(r Request) []string {
+		t.Helper()
+		r.Action, r.PackageName, r.From, r.To, r.NameOnly, r.MaxBytes = "diff", difftest.Package, difftest.V1, difftest.V2, true, 1<<20
+		res, err := s.Diff(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Next != nil {
+			t.Fatal("the fixture's name-only diff should fit one page")
+		}
+		var paths []string
+		for _, f := range res.Files {
+			paths = append(paths, f.Path)
+		}
+		return paths
+	}
+	all := changed(Request{})
+	for _, p := range []string{"*.d.ts", "lib", "*.png", "lib/*.js"} {
+		in, out := changed(Request{Include: StringList{p}}), changed(Request{Exclude: StringList{p}})
+		if len(in) == 0 || len(out) == 0 {
+			t.Errorf("%q: include %v, exclude %v: the fixture should have files on both sides", p, in, out)
+		}
+		both := append(slices.Clone(in), out...)
+		slices.Sort(both)
+		want := slices.Clone(all)
+		slices.Sort(want)
+		if !slices.Equal(both, want) {
+			t.Errorf("%q: include %v and exclude %v do not split the diff's %v", p, in, out, all)
+		}
+	}
+}

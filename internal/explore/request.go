@@ -33,7 +33,7 @@ type Request struct {
 	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
 	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
 	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files matching one of these globs, as ripgrep's -g: '*.d.ts' (no slash) matches the file name in any folder, 'dist/**/*.js' the path. diff: only these paths, as npm diff's path arguments: a folder ('lib'), a file, or a glob ('*.d.ts' at any depth)."`
-	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep: skip files matching one of these globs (same rules as include), e.g. ['*.min.js', '*.map']."`
+	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep and diff: skip files matching one of these patterns (same rules as include), e.g. ['*.min.js', '*.map']."`
 	ContextLines      *int       `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C (default 0). diff: lines of context around each change, like npm diff --diff-unified (default 3)."`
 	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines on one page (the byte budget usually stops a page first); next continues."`
 	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines of one file on the first pass over the files (the default applies when several files match); the rest of each file comes on later pages, through next."`
