@@ -22,7 +22,8 @@ import (
 // X-Pkgscope-Total-Files, X-Pkgscope-Files (the page's first and last
 // file, "3-4") and X-Pkgscope-Summary ("19 files changed in all (2 added,
 // 17 modified); this page: files 3-4 ..."). Hints (an include that selected no file) come as
-// X-Pkgscope-Note headers.
+// X-Pkgscope-Note headers, as is each file on the page shown without its
+// hunks (its line diff passed max-diff-work).
 func (s *Server) diff(c echo.Context, t explore.Target) error {
 	if t.Version != "" {
 		return inputErr("url", "a diff names its versions with ?from=…&to=…, not name@version: /v1/npm/{name}/-/diff?from=1.0.0&to=1.1.0")
@@ -82,6 +83,13 @@ func (s *Server) diff(c echo.Context, t explore.Target) error {
 	}
 	for _, n := range res.Notes {
 		h.Add("X-Pkgscope-Note", n)
+	}
+	// A file shown without hunks (its line diff passed max-diff-work) is
+	// where this body stops being npm diff's bytes: say which, on its page.
+	for _, f := range res.Files {
+		if f.Note != "" {
+			h.Add("X-Pkgscope-Note", f.Path+": "+f.Note)
+		}
 	}
 	if res.Next != nil {
 		next := *c.Request().URL

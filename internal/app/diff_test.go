@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -261,5 +262,51 @@ func TestDiffTotalsOnRESTAndWeb(t *testing.T) {
 	resp, b := m.get("/diff/" + difftest.Package + "?" + url.Values{"from": {whole.From}, "to": {whole.To}}.Encode())
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `id="diff-summary">`+total+" files changed (") {
 		t.Errorf("web diff page: %d, want the summary %q…:\n%s", resp.StatusCode, total+" files changed (", b)
+	}
+}
+
+// TestRESTDiffNamesFilesWithoutHunks: a file whose line diff passed
+// max-diff-work is printed without hunks, which is where the REST body
+// stops being npm diff's bytes; the page that holds it says so in an
+// X-Pkgscope-Note naming the file and what to do instead. The JSON answer
+// always said it in the file's note; the REST diff said nothing.
+func TestRESTDiffNamesFilesWithoutHunks(t *testing.T) {
+	t.Parallel()
+	m := newMirror(t, embedded, func(c *config.Config) { c.MaxDiffWork = 50 })
+	difftest.Publish(t, m.reg)
+	c := difftest.Cases()[0]
+	var whole diffAnswer
+	body, _ := json.Marshal(diffRequest(c, 1<<20))
+	if status, raw := m.explore(string(body), &whole); status != http.StatusOK || whole.Next != nil {
+		t.Fatalf("the fixture's diff: %d %s, want one page", status, raw)
+	}
+	var want []string
+	for _, f := range whole.Files {
+		if note, _ := f["note"].(string); note != "" {
+			want = append(want, f["path"].(string)+": "+note)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("with max-diff-work 50 some file of the fixture should be shown without hunks")
+	}
+	var got []string
+	path := "/v1/npm/" + difftest.Package + "/-/diff?" + url.Values{"from": {c.From}, "to": {c.To}, "maxBytes": {"4096"}}.Encode()
+	for page := 1; path != ""; page++ {
+		resp, b := m.get(path)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		for _, n := range resp.Header.Values("X-Pkgscope-Note") {
+			if strings.Contains(n, "hunks not shown") {
+				got = append(got, n)
+			}
+		}
+		path = strings.TrimSuffix(strings.TrimPrefix(resp.Header.Get("Link"), "<"), `>; rel="next"`)
+		if page > 1000 {
+			t.Fatal("REST paging does not end")
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("REST notes of files without hunks:\n%q\nwant (the JSON files' notes):\n%q", got, want)
 	}
 }

@@ -430,7 +430,7 @@ func diffFileOf(fd diff.FileDiff, nameOnly bool) *DiffFile {
 		e.Added, e.Removed = &a, &r
 	}
 	if fd.TooComplex {
-		e.Note = "too many changed lines to compare within max-diff-work: hunks not shown"
+		e.Note = "too many changed lines to compare within max-diff-work: hunks not shown; read or grep the file in each version to compare"
 	}
 	return e
 }
