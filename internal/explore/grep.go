@@ -102,9 +102,9 @@ type GrepResult struct {
 	// (files_with_matches and count modes).
 	Matches []GrepMatch `json:"matches,omitempty"`
 	Files   []GrepFile  `json:"files,omitempty"`
-	// TotalMatches is, in count mode, the matching lines of the files
+	// PageMatches is, in count mode, the matching lines of the files
 	// this page lists, summed.
-	TotalMatches int `json:"totalMatches,omitempty"`
+	PageMatches int `json:"pageMatches,omitempty"`
 	// FilesSearched counts the text files include/exclude select;
 	// FilesSkipped the binary ones, not searched (Skipped names the first
 	// few, on the first page).
@@ -632,7 +632,7 @@ func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string,
 			return TruncMaxBytes, nil
 		}
 		g.res.Files = append(g.res.Files, GrepFile{Path: rn.path, Count: rn.n})
-		g.res.TotalMatches += rn.n
+		g.res.PageMatches += rn.n
 		*file, *line = rn.path, wholeFile
 	}
 	return "", nil

@@ -55,8 +55,8 @@ func TestGrepCountHasATotal(t *testing.T) {
 		"b.js":         "hit hit\n",
 	})
 	res, err := svc.Grep(t.Context(), explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit", OutputMode: explore.OutputCount})
-	if err != nil || len(res.Files) != 2 || res.TotalMatches != 3 {
-		t.Fatalf("count = %+v (total %d), %v; want 2 files, 3 lines in all", res.Files, res.TotalMatches, err)
+	if err != nil || len(res.Files) != 2 || res.PageMatches != 3 {
+		t.Fatalf("count = %+v (total %d), %v; want 2 files, 3 lines in all", res.Files, res.PageMatches, err)
 	}
 }
 

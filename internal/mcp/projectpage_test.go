@@ -353,8 +353,8 @@ func TestProjectAnswersKeepThePagingContract(t *testing.T) {
 				got[c.Path] = c.Matches
 				total += c.Matches
 			}
-			if a.TotalMatches != total || total == 0 {
-				t.Errorf("count: totalMatches %d, the page's counts sum to %d", a.TotalMatches, total)
+			if a.PageMatches != total || total == 0 {
+				t.Errorf("count: pageMatches %d, the page's counts sum to %d", a.PageMatches, total)
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {

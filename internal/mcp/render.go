@@ -146,7 +146,7 @@ func renderGrep(r *explore.GrepResult) string {
 	case explore.OutputFilesWithMatches:
 		what = plural(len(r.Files), "file") + " with matches"
 	case explore.OutputCount:
-		what = plural(r.TotalMatches, "matching line") + " in " + plural(len(r.Files), "file")
+		what = plural(r.PageMatches, "matching line") + " in " + plural(len(r.Files), "file")
 	}
 	if r.Next != nil {
 		what += " on this page"
@@ -319,7 +319,7 @@ func renderProjectGrep(r *project.GrepAnswer) string {
 	text := renderGrep(&r.GrepResult)
 	if r.OutputMode == explore.OutputCount {
 		var b strings.Builder
-		what := plural(r.TotalMatches, "matching line") + " in " + plural(len(r.Counts), "package")
+		what := plural(r.PageMatches, "matching line") + " in " + plural(len(r.Counts), "package")
 		if r.Next != nil {
 			what += " on this page"
 		}

@@ -94,7 +94,7 @@ func TestRenderGrepSameBytes(t *testing.T) {
 // TestRenderGrepCountTotal: count's header sums the matching lines.
 func TestRenderGrepCountTotal(t *testing.T) {
 	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, OutputMode: explore.OutputCount, FilesSearched: 4,
-		Files: []explore.GrepFile{{Path: "a.js", Count: 2}, {Path: "b.js", Count: 5}}, TotalMatches: 7}
+		Files: []explore.GrepFile{{Path: "a.js", Count: 2}, {Path: "b.js", Count: 5}}, PageMatches: 7}
 	want := "p@1.0.0 grep: 7 matching lines in 2 files (4 files searched)\na.js:2\nb.js:5"
 	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

@@ -659,7 +659,7 @@ func (g *projectGrep) search(w opened, c grepCursor) (bool, error) {
 			return true, nil
 		}
 		g.ans.Counts = append(g.ans.Counts, pc)
-		g.ans.TotalMatches += count
+		g.ans.PageMatches += count
 	}
 	return false, nil
 }
