@@ -2,8 +2,11 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -71,9 +74,34 @@ func decodeStrict(c echo.Context, v any) error {
 		if errors.As(err, &ue) {
 			return &explore.InputError{Field: ue.Path(ue.Names[0]), Err: err}
 		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return inputErr(te.Field, fmt.Sprintf("must be %s, not a JSON %s", jsonKind(te.Type), te.Value))
+		}
 		return inputErr("body", "not valid JSON for this endpoint: "+err.Error())
 	}
 	return nil
+}
+
+// jsonKind says in JSON's words what a field of type t takes, for a value
+// of the wrong type ("maxMatches":"3"): Go's own message names Go types.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number (e.g. 3, without quotes)"
+	case reflect.Float32, reflect.Float64:
+		return "a number (without quotes)"
+	case reflect.Bool:
+		return "true or false (without quotes)"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
 }
 
 func inputErr(field, msg string) error {

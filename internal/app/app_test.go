@@ -303,6 +303,7 @@ func TestErrors(t *testing.T) {
 		// encoding/json alone fills packageName from these.
 		{"field in another case", `{"action":"list","PackageName":"ok"}`, 400, "bad_request", `unknown field "PackageName": did you mean packageName?`},
 		{"field in lower case", `{"action":"grep","packageName":"ok","pattern":"x","maxmatches":2}`, 400, "bad_request", `unknown field "maxmatches": did you mean maxMatches?`},
+		{"wrong type", `{"action":"grep","packageName":"ok","pattern":"x","maxMatches":"3"}`, 400, "bad_request", `maxMatches: must be a whole number (e.g. 3, without quotes), not a JSON string`},
 		{"GNU word boundary", `{"action":"grep","packageName":"ok","pattern":"\\<Home\\>"}`, 400, "bad_request", `use \b`},
 		{"look-around", `{"action":"grep","packageName":"ok","pattern":"(?<=use)State"}`, 400, "bad_request", "RE2 has no look-around"},
 		{"backreference", `{"action":"grep","packageName":"ok","pattern":"(a)\\1"}`, 400, "bad_request", "RE2 has no backreferences"},
