@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/closest"
 )
 
 // Fields of a Request: which action takes which, and the correction for
@@ -263,6 +265,18 @@ func aliasFor(name, action string) string {
 			return "maxBytes"
 		}
 		return f
+	}
+	// A misspelling ("patern", "maxMatch"): the nearest field the action
+	// takes, else the nearest of all, within closest's edit distance.
+	cands := requestFields
+	if action != "" {
+		cands = fieldsOf(action, false)
+	}
+	if near := closest.Strings(name, cands, 1); len(near) == 1 {
+		return near[0]
+	}
+	if near := closest.Strings(name, requestFields, 1); len(near) == 1 {
+		return near[0]
 	}
 	return ""
 }

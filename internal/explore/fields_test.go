@@ -111,6 +111,9 @@ func TestUnknownFields(t *testing.T) {
 		{[]string{"output_mode"}, "grep", "did you mean outputMode?"},
 		{[]string{"PackageName"}, "list", "did you mean packageName?"},
 		{[]string{"line"}, "grep", "did you mean offset? (offset is read's)"},
+		{[]string{"patern"}, "grep", `unknown field "patern": did you mean pattern?`},
+		{[]string{"maxMatch"}, "grep", `did you mean maxMatches?`},
+		{[]string{"contextLine"}, "diff", `did you mean contextLines?`},
 		{[]string{"bogus"}, "grep", `unknown field "bogus"; grep takes pattern, outputMode`},
 		{[]string{"bogus", "query"}, "", `unknown field "bogus"; unknown field "query": did you mean pattern?; the fields are action, packageName`},
 	}
