@@ -23,41 +23,19 @@ import (
 // blackholed Redis are test/topology's.
 func fullRedis(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--maxmemory", "2mb", "--maxmemory-policy", "noeviction", "--logfile", "")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server (installed with the Redis the tests use): %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				ready <- true
-				break
-			}
+	// The port is picked free, then closed for redis-server to bind: a
+	// parallel test may take it in between, and redis-server then exits
+	// ("Address already in use"). A few tries on fresh ports cover that.
+	var port string
+	for try := 1; ; try++ {
+		port = freePort(t)
+		ok, log := startRedis(t, port)
+		if ok {
+			break
 		}
-		close(ready)
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatal("redis-server exited before it was ready")
+		if try == 5 {
+			t.Fatalf("redis-server exited before it was ready, 5 times; last output:\n%s", log)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("redis-server not ready within 30s")
 	}
 	addr := "127.0.0.1:" + port
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
@@ -103,4 +81,54 @@ func TestRedisFull(t *testing.T) {
 		t.Errorf("cache stats %+v: want the refused writes counted as Redis errors", s)
 	}
 	whole(t, m.app.Store, "p", "1.0.0")
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// startRedis starts redis-server with maxmemory 2 MiB and no eviction on
+// port, and reports whether it became ready, with its output when not.
+func startRedis(t *testing.T, port string) (bool, string) {
+	t.Helper()
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--maxmemory", "2mb", "--maxmemory-policy", "noeviction", "--logfile", "")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting redis-server (installed with the Redis the tests use): %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	var log strings.Builder
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "Ready to accept connections") {
+				ready <- true
+				break
+			}
+			log.WriteString(sc.Text() + "\n")
+		}
+		close(ready)
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			return false, log.String()
+		}
+		return true, ""
+	case <-time.After(30 * time.Second):
+		t.Fatal("redis-server not ready within 30s")
+	}
+	return false, ""
 }
