@@ -38,7 +38,8 @@ if ! redis_up; then
 fi
 
 # Tools the tests run for real: nginx (the compose load balancer's config is
-# checked with nginx -t), chromium (the web page's browser tests) and node
+# checked with nginx -t), chromium (the web page's browser tests), ripgrep
+# (the project grep's oracle) and node
 # (the MCP end-to-end test's client).
 # need CMD PACKAGE WHY: install Debian's PACKAGE when CMD is missing (as
 # root), else fail saying how to get it.
@@ -54,6 +55,7 @@ need() {
 }
 need nginx nginx "the load-balancer config test"
 need chromium chromium "the web page's browser tests"
+need rg ripgrep "the project grep oracle (internal/app compares a project grep with ripgrep over the installed node_modules)"
 if ! command -v node >/dev/null; then
   echo "test.sh: node is not installed; the MCP end-to-end test needs it (Debian: apt-get install nodejs npm)." >&2
   exit 1
