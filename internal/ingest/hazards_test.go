@@ -64,6 +64,15 @@ func TestMillionEntryArchiveStopsAtMaxEntries(t *testing.T) {
 	// 1,000,000 would be 380 MiB.
 	perEntry := allocated / uint64(lim.MaxEntries)
 	t.Logf("%d KiB compressed; allocated %d MiB, %d bytes per entry read", len(tgz)>>10, allocated>>20, perEntry)
+	if raceEnabled {
+		// archive/tar's Next discards the last entry's remainder with
+		// io.CopyN(io.Discard, r, 0), whose 8 KiB buffer comes from a
+		// sync.Pool; under -race the pool drops one Put in four, so that
+		// is 2 KiB more per entry (480 MiB measured for 200,000, 2,517
+		// bytes per entry), none of it Ingest's. The bound is checked in
+		// a normal build.
+		return
+	}
 	if allocated > 128<<20 {
 		t.Errorf("allocated %d MiB for %d entries read", allocated>>20, lim.MaxEntries)
 	}
