@@ -110,6 +110,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	}
 	a.Cache = cache.New(a.redis, cfg.Cache())
 	m.WatchCache(a.Cache.Stats)
+	m.WatchFillLocks(core.LockStats())
 	fillOpt.Index = searcher.Later(cfg.FillTimeout)
 	resolver := resolve.New(reg, st)
 	var filler fill.Filler = m.Filler(fill.New(st, reg, fillOpt))

@@ -123,6 +123,19 @@ func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
 	return opt
 }
 
+// LockStats are the fill locks' counters for metrics, nil for a lock not
+// wired (a method value of a nil *Locker would not be nil, and would
+// panic at the first scrape).
+func (c *Core) LockStats() (redis func() redislock.Stats, pg func() pglock.Stats) {
+	if c.Lock != nil {
+		redis = c.Lock.Stats
+	}
+	if c.PGLock != nil {
+		pg = c.PGLock.Stats
+	}
+	return redis, pg
+}
+
 // Close releases the searcher (waiting for its builds, which use the
 // store), Redis, the Postgres fill lock and the store.
 func (c *Core) Close() error {

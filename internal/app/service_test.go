@@ -22,6 +22,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/pgtest"
 	"github.com/pkgscope/pkgscope/internal/redistest"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 	"github.com/pkgscope/pkgscope/internal/web"
@@ -317,6 +318,35 @@ func TestMetricsSeries(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("/metrics:\n%s", grepLines(text, "pkgscope_"))
+	}
+}
+
+// TestFillLockSeries: with Postgres and Redis, one cold fill takes both
+// fill locks, and /metrics shows each lock's counters, the Postgres
+// lock's busy counter (fills past pg-lock-conns) among them.
+func TestFillLockSeries(t *testing.T) {
+	m := newAuthedMirror(t, func(c *config.Config) {
+		c.DatabaseURL, c.RedisURL, c.RedisPrefix = pgtest.URL(t), redistest.URL(t), redistest.Prefix(t)
+	})
+	if rec := m.do("POST", "/v1/explore", goodToken, `{"action":"list","packageName":"lib","version":"1.0.0"}`); rec.Code != 200 {
+		t.Fatalf("list: %d %s", rec.Code, rec.Body)
+	}
+	text := m.do("GET", "/metrics", goodToken, "").Body.String()
+	for _, want := range []string{
+		`pkgscope_fill_lock_acquired_total{lock="redis"} 1`,
+		`pkgscope_fill_lock_acquired_total{lock="postgres"} 1`,
+		`pkgscope_fill_lock_waits_total{lock="postgres"} 0`,
+		`pkgscope_fill_lock_handoffs_total{lock="redis"} 0`,
+		`pkgscope_fill_lock_wait_timeouts_total{lock="redis"} 0`,
+		`pkgscope_fill_lock_unavailable_total{lock="postgres"} 0`,
+		`pkgscope_fill_lock_busy_total{lock="postgres"} 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", grepLines(text, "pkgscope_fill_lock"))
 	}
 }
 

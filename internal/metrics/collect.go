@@ -6,7 +6,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pkgscope/pkgscope/internal/cache"
+	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
+	"github.com/pkgscope/pkgscope/internal/redislock"
 )
 
 // The scrape-time collectors below read counters their packages keep
@@ -134,4 +136,64 @@ func (qc *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n))
+}
+
+// WatchFillLocks exposes the cross-replica fill locks' counters, read at
+// each scrape, by lock: "redis" (internal/redislock) and "postgres"
+// (internal/pglock); either func may be nil when that lock is not wired
+// (no --redis-url; the embedded store). A wait that ends in a hand-off is
+// the lock doing its job (another replica filled the version); timeouts
+// are fills that gave up waiting; busy counts fills past --pg-lock-conns
+// that went on with the Redis lock alone (or none); unavailable, tries
+// that failed for want of the lock's service.
+func (m *Metrics) WatchFillLocks(redis func() redislock.Stats, pg func() pglock.Stats) {
+	if m != nil && (redis != nil || pg != nil) {
+		m.reg.MustRegister(&lockCollector{redis: redis, pg: pg})
+	}
+}
+
+var (
+	lockAcquiredDesc = prometheus.NewDesc("pkgscope_fill_lock_acquired_total",
+		"Fill locks taken, by lock (redis, postgres).", []string{"lock"}, nil)
+	lockWaitsDesc = prometheus.NewDesc("pkgscope_fill_lock_waits_total",
+		"Fills that found the version's lock held by another fill and waited, by lock.", []string{"lock"}, nil)
+	lockHandoffsDesc = prometheus.NewDesc("pkgscope_fill_lock_handoffs_total",
+		"Waits that ended with the version filled by the holder (no download), by lock.", []string{"lock"}, nil)
+	lockTimeoutsDesc = prometheus.NewDesc("pkgscope_fill_lock_wait_timeouts_total",
+		"Waits that ended with the fill's context (fill-timeout) before the lock or a hand-off, by lock.", []string{"lock"}, nil)
+	lockUnavailableDesc = prometheus.NewDesc("pkgscope_fill_lock_unavailable_total",
+		"Lock tries that failed for want of the lock's service (the fill went on without that lock), by lock.", []string{"lock"}, nil)
+	lockBusyDesc = prometheus.NewDesc("pkgscope_fill_lock_busy_total",
+		"Fills that found every Postgres lock connection (pg-lock-conns) holding a lock and went on with the Redis lock alone, or none; lock is always postgres.", []string{"lock"}, nil)
+)
+
+type lockCollector struct {
+	redis func() redislock.Stats
+	pg    func() pglock.Stats
+}
+
+func (lc *lockCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{lockAcquiredDesc, lockWaitsDesc, lockHandoffsDesc, lockTimeoutsDesc, lockUnavailableDesc, lockBusyDesc} {
+		ch <- d
+	}
+}
+
+func (lc *lockCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := func(lock string, acquired, waited, handedOff, timedOut, unavailable uint64) {
+		for _, c := range []struct {
+			d *prometheus.Desc
+			n uint64
+		}{{lockAcquiredDesc, acquired}, {lockWaitsDesc, waited}, {lockHandoffsDesc, handedOff}, {lockTimeoutsDesc, timedOut}, {lockUnavailableDesc, unavailable}} {
+			ch <- prometheus.MustNewConstMetric(c.d, prometheus.CounterValue, float64(c.n), lock)
+		}
+	}
+	if lc.redis != nil {
+		s := lc.redis()
+		counts("redis", s.Acquired, s.Waited, s.HandedOff, s.TimedOut, s.Unavailable)
+	}
+	if lc.pg != nil {
+		s := lc.pg()
+		counts("postgres", s.Acquired, s.Waited, s.HandedOff, s.TimedOut, s.Unavailable)
+		ch <- prometheus.MustNewConstMetric(lockBusyDesc, prometheus.CounterValue, float64(s.Busy), "postgres")
+	}
 }

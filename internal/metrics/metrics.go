@@ -12,6 +12,9 @@
 //	pkgscope_cache_hit_ratio{layer}                              gauge      WatchCache (since start)
 //	pkgscope_ratelimit_requests_total{result}                    counter    WatchRateLimit
 //	pkgscope_warm_queue_depth                                    gauge      WatchQueue
+//	pkgscope_fill_lock_{acquired,waits,handoffs}_total{lock}     counter    WatchFillLocks (redis, postgres)
+//	pkgscope_fill_lock_{wait_timeouts,unavailable}_total{lock}   counter    WatchFillLocks
+//	pkgscope_fill_lock_busy_total{lock="postgres"}               counter    WatchFillLocks (past pg-lock-conns)
 //
 // plus the Go runtime's and the process's standard series. Labels are
 // bounded: routes are Echo's route patterns, actions a fixed set, statuses

@@ -14,8 +14,10 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/cache"
 	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
+	"github.com/pkgscope/pkgscope/internal/redislock"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -60,18 +62,14 @@ func TestTransportCountsBySourceAndOutcome(t *testing.T) {
 	hc.CloseIdleConnections()
 	m.CountUpstream("jsdelivr", "ok")
 	text := scrape(t, m)
-	for _, want := range []string{
+	hasSeries(t, text,
 		`pkgscope_upstream_requests_total{outcome="ok",source="registry"} 2`,
 		`pkgscope_upstream_requests_total{outcome="not_found",source="registry"} 1`,
 		`pkgscope_upstream_requests_total{outcome="server_error",source="registry"} 1`,
 		`pkgscope_upstream_requests_total{outcome="error",source="registry"} 1`,
 		`pkgscope_upstream_requests_total{outcome="ok",source="jsdelivr"} 1`,
 		`pkgscope_upstream_request_duration_seconds_count{source="registry"} 5`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
+	)
 }
 
 func TestFillerAndIndexBuilds(t *testing.T) {
@@ -91,14 +89,20 @@ func TestFillerAndIndexBuilds(t *testing.T) {
 	}
 	m.ObserveIndexBuild(time.Second, nil)
 	text := scrape(t, m)
-	for _, want := range []string{
+	hasSeries(t, text,
 		`pkgscope_fill_duration_seconds_count{outcome="ok"} 1`,
 		`pkgscope_fill_duration_seconds_count{outcome="error"} 1`,
 		`pkgscope_index_build_duration_seconds_count{outcome="ok"} 1`,
 		`pkgscope_index_build_duration_seconds_sum{outcome="ok"} 1`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
+	)
+}
+
+// hasSeries reports each of want that text, a scrape, lacks.
+func hasSeries(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("/metrics lacks %s", w)
 		}
 	}
 }
@@ -142,15 +146,11 @@ func TestMiddlewareRecordsTheStatusSent(t *testing.T) {
 		t.Errorf("error handler ran %d times, want 2 (once per failed request)", handled)
 	}
 	text := scrape(t, m)
-	for _, want := range []string{
+	hasSeries(t, text,
 		`pkgscope_http_request_duration_seconds_count{action="read",route="/v1/explore",status="200"} 2`,
 		`pkgscope_http_request_duration_seconds_count{action="grep",route="/v1/explore",status="418"} 1`,
 		`pkgscope_http_request_duration_seconds_count{action="invalid",route="/v1/explore",status="200"} 1`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
+	)
 	// Unrouted paths share one label value, whatever the path.
 	if strings.Contains(text, "/no/such/route") {
 		t.Error("an unrouted path became a label value")
@@ -173,7 +173,7 @@ func TestScrapeTimeCollectors(t *testing.T) {
 		return depth, depthErr
 	})
 	text := scrape(t, m)
-	for _, want := range []string{
+	hasSeries(t, text,
 		`pkgscope_cache_requests_total{layer="local",result="hit"} 3`,
 		`pkgscope_cache_requests_total{layer="redis",result="miss"} 1`,
 		`pkgscope_cache_hit_ratio{layer="local"} 0.75`,
@@ -184,11 +184,7 @@ func TestScrapeTimeCollectors(t *testing.T) {
 		`pkgscope_redis_incidents_total 1`,
 		`pkgscope_ratelimit_requests_total{result="limited"} 1`,
 		`pkgscope_warm_queue_depth 7`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %s", want)
-		}
-	}
+	)
 	// A failing queue query fails the scrape loudly rather than showing 0.
 	depthErr = errors.New("db down")
 	rec := httptest.NewRecorder()
@@ -196,6 +192,32 @@ func TestScrapeTimeCollectors(t *testing.T) {
 	if rec.Code != http.StatusInternalServerError || strings.Contains(rec.Body.String(), "pkgscope_warm_queue_depth 7") {
 		t.Errorf("failed queue query: %d", rec.Code)
 	}
+}
+
+// TestFillLockCounters: each wired lock's counters under its lock label;
+// a lock not wired has no series (not zeros that would read as "never
+// waited").
+func TestFillLockCounters(t *testing.T) {
+	m := New()
+	m.WatchFillLocks(func() redislock.Stats { return redislock.Stats{Acquired: 4, Waited: 3, HandedOff: 2, TimedOut: 1} },
+		func() pglock.Stats { return pglock.Stats{Acquired: 5, Busy: 6, Unavailable: 7} })
+	text := scrape(t, m)
+	hasSeries(t, text,
+		`pkgscope_fill_lock_acquired_total{lock="redis"} 4`,
+		`pkgscope_fill_lock_waits_total{lock="redis"} 3`,
+		`pkgscope_fill_lock_handoffs_total{lock="redis"} 2`,
+		`pkgscope_fill_lock_wait_timeouts_total{lock="redis"} 1`,
+		`pkgscope_fill_lock_unavailable_total{lock="redis"} 0`,
+		`pkgscope_fill_lock_acquired_total{lock="postgres"} 5`,
+		`pkgscope_fill_lock_busy_total{lock="postgres"} 6`,
+		`pkgscope_fill_lock_unavailable_total{lock="postgres"} 7`,
+	)
+	m = New()
+	m.WatchFillLocks(func() redislock.Stats { return redislock.Stats{} }, nil)
+	if text := scrape(t, m); !strings.Contains(text, `lock="redis"`) || strings.Contains(text, `lock="postgres"`) {
+		t.Errorf("Redis lock alone: %s", text)
+	}
+	m.WatchFillLocks(nil, nil) // no lock: nothing registered, no panic
 }
 
 func TestNilMetricsRecordNothing(t *testing.T) {

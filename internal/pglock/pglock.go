@@ -85,7 +85,7 @@ type Locker struct {
 	opt   Options
 	slots chan struct{} // one per connection in use (Conns)
 
-	acquired, waited, handedOff, busy, unavailable atomic.Uint64
+	acquired, waited, handedOff, timedOut, busy, unavailable atomic.Uint64
 	// onWait, when set by tests, runs when a caller starts waiting for a
 	// lock another session holds.
 	onWait func(key string)
@@ -135,6 +135,9 @@ func ID(schema, key string) int64 {
 func (l *Locker) Acquire(ctx context.Context, key string, ready func(context.Context) bool) (func(), error) {
 	id := ID(l.ns, key)
 	release, err := l.try(ctx, id)
+	if errors.Is(err, ErrBusy) {
+		l.busy.Add(1)
+	}
 	if err != nil || release != nil {
 		return release, err
 	}
@@ -142,6 +145,16 @@ func (l *Locker) Acquire(ctx context.Context, key string, ready func(context.Con
 	if l.onWait != nil {
 		l.onWait(key)
 	}
+	release, err = l.wait(ctx, id, ready)
+	if err != nil && ctx.Err() != nil {
+		l.timedOut.Add(1)
+	}
+	return release, err
+}
+
+// wait polls for the lock another session holds until it is free, ready
+// reports true (nil, nil) or ctx ends.
+func (l *Locker) wait(ctx context.Context, id int64, ready func(context.Context) bool) (func(), error) {
 	backoff := l.opt.PollMin
 	for {
 		if ready(ctx) {
@@ -173,7 +186,6 @@ func (l *Locker) try(ctx context.Context, id int64) (func(), error) {
 	select {
 	case l.slots <- struct{}{}:
 	default:
-		l.busy.Add(1)
 		return nil, ErrBusy
 	}
 	qctx, cancel := context.WithTimeout(ctx, l.opt.Timeout)
@@ -229,14 +241,17 @@ func (l *Locker) failed(ctx context.Context, err error) error {
 type Stats struct {
 	// Acquired counts locks taken; Waited, callers that found the lock
 	// held; HandedOff, waiters that found the version ready and never
-	// needed the lock; Busy, tries that found every connection in use
-	// (Options.Conns); Unavailable, tries that failed for want of
-	// Postgres.
-	Acquired, Waited, HandedOff, Busy, Unavailable uint64
+	// needed the lock; TimedOut, waiters whose context ended first (the
+	// fill's timeout); Busy, callers answered ErrBusy because every
+	// connection held a lock (Options.Conns), whose fill went on without
+	// this lock (a waiter's tries that find them so keep waiting and are
+	// not counted); Unavailable, tries that failed for want of Postgres
+	// (Options.Timeout included).
+	Acquired, Waited, HandedOff, TimedOut, Busy, Unavailable uint64
 }
 
 // Stats returns the counters.
 func (l *Locker) Stats() Stats {
 	return Stats{Acquired: l.acquired.Load(), Waited: l.waited.Load(), HandedOff: l.handedOff.Load(),
-		Busy: l.busy.Load(), Unavailable: l.unavailable.Load()}
+		TimedOut: l.timedOut.Load(), Busy: l.busy.Load(), Unavailable: l.unavailable.Load()}
 }

@@ -43,7 +43,7 @@ func TestConformance(t *testing.T) {
 		a, b := replica(t, url, DefaultOptions()), replica(t, url, DefaultOptions())
 		return locktest.Replicas{A: a, B: b, OnWait: func(f func(string)) { b.onWait = f }, Stats: func() locktest.Counts {
 			s := b.Stats()
-			return locktest.Counts{Acquired: s.Acquired, Waited: s.Waited, HandedOff: s.HandedOff}
+			return locktest.Counts{Acquired: s.Acquired, Waited: s.Waited, HandedOff: s.HandedOff, TimedOut: s.TimedOut}
 		}}
 	})
 }
@@ -126,6 +126,42 @@ func TestConnsBoundTheLocksHeld(t *testing.T) {
 	releases[1]()
 	if s := l.Stats(); s.Busy != 1 || s.Acquired != 3 {
 		t.Errorf("stats %+v, want one busy answer and three locks", s)
+	}
+}
+
+// TestBusyCountsFallbacksOnly: Busy counts the fills that went on without
+// this lock (what pkgscope_fill_lock_busy_total shows an operator), not a
+// waiter's polls that found every connection in use and kept waiting.
+func TestBusyCountsFallbacksOnly(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	opt := DefaultOptions()
+	opt.Conns = 1
+	a, b := replica(t, url, DefaultOptions()), replica(t, url, opt)
+	releaseA, err := a.Acquire(ctx, "k", never)
+	if err != nil || releaseA == nil {
+		t.Fatalf("a.Acquire = %v, %v", releaseA != nil, err)
+	}
+	defer releaseA()
+	// Once b waits for k, another of its fills takes its one connection.
+	var other func()
+	defer func() {
+		if other != nil {
+			other()
+		}
+	}()
+	b.onWait = func(string) {
+		if other, err = b.Acquire(ctx, "x", never); err != nil || other == nil {
+			t.Errorf("b.Acquire(x) = %v, %v", other != nil, err)
+		}
+	}
+	checks := 0
+	ready := func(context.Context) bool { checks++; return checks == 3 } // two polls, then a hand-off
+	if r, err := b.Acquire(ctx, "k", ready); r != nil || err != nil {
+		t.Fatalf("b.Acquire(k) = %v, %v; want handed off", r != nil, err)
+	}
+	if s := b.Stats(); s.Busy != 0 || s.HandedOff != 1 {
+		t.Errorf("stats %+v, want no busy answer (b waited) and one hand-off", s)
 	}
 }
 

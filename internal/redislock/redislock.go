@@ -52,7 +52,7 @@ type Locker struct {
 	opt     Options
 	channel string
 
-	acquired, handedOff, waited, unavailable atomic.Uint64
+	acquired, handedOff, waited, timedOut, unavailable atomic.Uint64
 
 	// onWait, when set by tests, runs when a caller starts waiting for a
 	// lock someone else holds.
@@ -86,6 +86,16 @@ func (l *Locker) Acquire(ctx context.Context, key string, ready func(context.Con
 		return l.releaser(rkey, token, key, got), err
 	}
 	l.waited.Add(1)
+	release, err := l.waitFor(ctx, rkey, token, key, ready)
+	if err != nil && ctx.Err() != nil {
+		l.timedOut.Add(1)
+	}
+	return release, err
+}
+
+// waitFor waits for the lock someone else holds until this caller takes
+// it, ready reports true (nil, nil) or ctx ends.
+func (l *Locker) waitFor(ctx context.Context, rkey, token, key string, ready func(context.Context) bool) (func(), error) {
 	// Subscribe before the next check, so a release from now on is heard.
 	sub := l.subscribe(ctx)
 	defer func() {
@@ -218,13 +228,16 @@ func timeout(err error) bool {
 // Stats are counters since start, for metrics.
 type Stats struct {
 	// Acquired counts locks taken; Waited, callers that found the lock
-	// held (or no free connection in the pool); HandedOff, waiters that found the version ready and never
-	// needed the lock; Unavailable, attempts that failed for want of
-	// Redis (the fill then went on unlocked).
-	Acquired, Waited, HandedOff, Unavailable uint64
+	// held (or no free connection in the pool); HandedOff, waiters that
+	// found the version ready and never needed the lock; TimedOut,
+	// waiters whose context ended first (the fill's timeout);
+	// Unavailable, attempts that failed for want of Redis (the fill then
+	// went on unlocked).
+	Acquired, Waited, HandedOff, TimedOut, Unavailable uint64
 }
 
 // Stats returns the counters.
 func (l *Locker) Stats() Stats {
-	return Stats{Acquired: l.acquired.Load(), Waited: l.waited.Load(), HandedOff: l.handedOff.Load(), Unavailable: l.unavailable.Load()}
+	return Stats{Acquired: l.acquired.Load(), Waited: l.waited.Load(), HandedOff: l.handedOff.Load(),
+		TimedOut: l.timedOut.Load(), Unavailable: l.unavailable.Load()}
 }

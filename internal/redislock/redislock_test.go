@@ -49,7 +49,7 @@ func TestConformance(t *testing.T) {
 		a, b := replica(t, redistest.Addr(t), prefix), replica(t, redistest.Addr(t), prefix)
 		return locktest.Replicas{A: a, B: b, OnWait: func(f func(string)) { b.onWait = f }, Stats: func() locktest.Counts {
 			s := b.Stats()
-			return locktest.Counts{Acquired: s.Acquired, Waited: s.Waited, HandedOff: s.HandedOff}
+			return locktest.Counts{Acquired: s.Acquired, Waited: s.Waited, HandedOff: s.HandedOff, TimedOut: s.TimedOut}
 		}}
 	})
 }

@@ -26,8 +26,9 @@ type Replicas struct {
 // Counts are the counters every Lock keeps.
 type Counts struct {
 	// Acquired counts locks taken, Waited callers that found the lock
-	// held, HandedOff waiters whose ready reported true.
-	Acquired, Waited, HandedOff uint64
+	// held, HandedOff waiters whose ready reported true, TimedOut waiters
+	// whose context ended first.
+	Acquired, Waited, HandedOff, TimedOut uint64
 }
 
 // guard bounds a wait for the lock, so a lock never handed over fails the
@@ -137,5 +138,8 @@ func ctxEnds(t *testing.T, r Replicas) {
 	r.OnWait(func(string) { cancel() })
 	if rel, err := r.B.Acquire(ctx, "k", never); rel != nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire with a cancelled context = %v, %v", rel != nil, err)
+	}
+	if s := r.Stats(); s.Waited != 1 || s.TimedOut != 1 || s.Acquired != 0 {
+		t.Errorf("b counts %+v, want one wait that timed out", s)
 	}
 }
