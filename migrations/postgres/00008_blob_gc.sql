@@ -21,7 +21,12 @@
 --
 -- files_hash lets the collector (and the foreign key check of each blob
 -- it deletes) find a body's files by hash; 00001 deferred it until then.
--- Commits pay one more index entry per file.
+-- Commits pay one more index entry per file. It was built here, in this
+-- migration's transaction, which held a SHARE lock on files (no commits)
+-- and the ALTER TABLE's ACCESS EXCLUSIVE lock on blobs (no reads) for the
+-- whole build: minutes on a large store. 00009 builds it CONCURRENTLY
+-- instead, outside a transaction; databases that ran this migration
+-- before keep the index they built, which 00009 finds and leaves alone.
 --
 -- blob_gc is the collector's one row of shared state: where the last pass
 -- stopped in hash order, and when it ran. A pass locks the row (SKIP
@@ -44,8 +49,6 @@ SELECT DISTINCT i.version_id, i.format, substring(i.chunks FROM g * 32 + 1 FOR 3
 FROM version_indexes i, generate_series(0, octet_length(i.chunks) / 32 - 1) AS g
 WHERE EXISTS (SELECT 1 FROM blobs b WHERE b.hash = substring(i.chunks FROM g * 32 + 1 FOR 32));
 
-CREATE INDEX files_hash ON files (hash);
-
 CREATE TABLE blob_gc (
     id        integer     PRIMARY KEY CHECK (id = 1),
     position  bytea       NOT NULL DEFAULT '',
@@ -55,6 +58,5 @@ INSERT INTO blob_gc (id) VALUES (1);
 
 -- +goose Down
 DROP TABLE blob_gc;
-DROP INDEX files_hash;
 DROP TABLE index_chunks;
 ALTER TABLE blobs DROP COLUMN written_at;

@@ -6,7 +6,8 @@
 -- bytes, where a row of blob_written is 40 bytes. Every blobs row has one
 -- (PutBlobs inserts both in one transaction; the backfill below covers the
 -- bodies stored before), and it goes with its blob (ON DELETE CASCADE).
--- Times are unix microseconds.
+-- Times are unix microseconds. files_hash is built in 00009, as on
+-- Postgres.
 
 -- +goose Up
 CREATE TABLE blob_written (
@@ -33,8 +34,6 @@ INSERT OR IGNORE INTO index_chunks (version_id, format, hash)
 SELECT version_id, format, substr(chunks, i * 32 + 1, 32) FROM c
 WHERE EXISTS (SELECT 1 FROM blobs b WHERE b.hash = substr(c.chunks, c.i * 32 + 1, 32));
 
-CREATE INDEX files_hash ON files (hash);
-
 CREATE TABLE blob_gc (
     id        INTEGER PRIMARY KEY CHECK (id = 1),
     position  BLOB    NOT NULL DEFAULT X'',
@@ -44,6 +43,5 @@ INSERT INTO blob_gc (id) VALUES (1);
 
 -- +goose Down
 DROP TABLE blob_gc;
-DROP INDEX files_hash;
 DROP TABLE index_chunks;
 DROP TABLE blob_written;
