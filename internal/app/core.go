@@ -169,7 +169,7 @@ func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe fu
 // the embedded SQLite store under data-dir.
 func openStore(ctx context.Context, cfg config.Config, minConns int32) (store.Store, error) {
 	if cfg.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: max(postgres.DefaultOptions().MaxConns, minConns),
+		st, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: max(postgres.DefaultOptions().MaxConns, minConns), MigrationLockTimeout: cfg.MigrationLockTimeout,
 			Codec: blobcodec.Config{Workers: cfg.CompressWorkers}, BlobRefreshAfter: cfg.BlobGC().RefreshAfter()})
 		if err != nil {
 			return nil, fmt.Errorf("opening the Postgres store: %w", err)

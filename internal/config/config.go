@@ -30,6 +30,12 @@ type Config struct {
 	// only with DatabaseURL.
 	PGLockConns   int
 	PGLockTimeout time.Duration
+	// MigrationLockTimeout is how long a starting process waits for
+	// another's migration of the Postgres store before it fails to start:
+	// replicas starting together migrate once, one at a time, and the
+	// first migration on a large store (files_hash, built concurrently in
+	// 00009) may take longer than the default. Used only with DatabaseURL.
+	MigrationLockTimeout time.Duration
 	// ProjectDir is where npm's project .npmrc is looked for.
 	ProjectDir string
 
@@ -329,6 +335,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	}
 	b.Int(&c.PGLockConns, "pg-lock-conns", "most Postgres connections the cross-replica fill lock holds (one per cold fill in flight; past it a fill takes the Redis lock alone, or none)")
 	b.Dur(&c.PGLockTimeout, "pg-lock-timeout", "time for one statement of the Postgres fill lock (a try or a release)")
+	b.Dur(&c.MigrationLockTimeout, "migration-lock-timeout", "how long a start waits for another process's migration of the Postgres store (at least 1s)")
 	b.Str(&c.ProjectDir, "project-dir", "where the project .npmrc is read from (default: the working directory)")
 
 	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "largest request body")
@@ -573,6 +580,9 @@ func (c Config) Validate() error {
 	if c.DatabaseURL != "" {
 		positive("pg-lock-conns", int64(c.PGLockConns))
 		positive("pg-lock-timeout", int64(c.PGLockTimeout))
+		if c.MigrationLockTimeout < time.Second {
+			errs = append(errs, fmt.Errorf("migration-lock-timeout (%s) must be at least 1s (the migration lock is polled each second)", c.MigrationLockTimeout))
+		}
 	}
 	if c.RedisURL != "" {
 		if !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") && !strings.HasPrefix(c.RedisURL, "unix://") {

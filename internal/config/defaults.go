@@ -18,6 +18,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
+	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
@@ -137,8 +138,9 @@ func Default() Config {
 		// instead of the minute an ingest of a 100 MB package can take.
 		ColdBudget: 3 * time.Second,
 
-		PGLockConns:   int(pg.Conns),
-		PGLockTimeout: pg.Timeout,
+		PGLockConns:          int(pg.Conns),
+		PGLockTimeout:        pg.Timeout,
+		MigrationLockTimeout: postgres.DefaultOptions().MigrationLockTimeout,
 
 		RedisPrefix:      rc.Prefix,
 		RedisDialTimeout: rc.DialTimeout,
