@@ -12,6 +12,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
+	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/unavailable"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -60,6 +61,14 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 		return nil, Answer{}, s.unknownPackage(ctx, r.PackageName, err)
 	}
 	a := Answer{PackageName: o.Name, Version: o.Version, ResolvedFrom: resolvedFrom(r.Version), Source: o.Source, Notes: notes}
+	if latest, msg := s.skippedLatest(ctx, o, r.Version); latest != "" {
+		what := "no version given"
+		if r.Version != "" {
+			what = a.ResolvedFrom
+		}
+		a.ResolvedFrom = fmt.Sprintf("%s; latest %s is deprecated, so the newest version that is not (as npm picks)", what, latest)
+		a.Note("dist-tag latest is %s, deprecated (%q): to read it anyway, give version %q", latest, s.deprecationText(msg), latest)
+	}
 	// Said once per answer: not again on the pages that continue it
 	// (a cursor, a read from a later line or column).
 	if o.Deprecated != "" && r.Cursor == "" && r.Offset <= 1 && r.Column <= 1 {
@@ -75,11 +84,48 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 // deprecated, in the registry's words, cut at Limits.DeprecationNoteBytes
 // (one line: newlines become spaces).
 func (s *Service) deprecationNote(o *Opened) string {
-	msg := strings.Join(strings.Fields(o.Deprecated), " ")
+	return fmt.Sprintf("%s@%s is deprecated: %s", o.Name, o.Version, s.deprecationText(o.Deprecated))
+}
+
+// deprecationText is a deprecation message on one line (newlines become
+// spaces), cut at Limits.DeprecationNoteBytes.
+func (s *Service) deprecationText(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
 	if limit := s.lim.DeprecationNoteBytes; limit > 0 && len(msg) > limit {
 		msg = strings.ToValidUTF8(msg[:limit], "") + fmt.Sprintf("… [cut at %d bytes, setting deprecation-note-bytes]", limit)
 	}
-	return fmt.Sprintf("%s@%s is deprecated: %s", o.Name, o.Version, msg)
+	return msg
+}
+
+// skippedLatest returns dist-tag latest and its deprecation message when
+// a range (a bare name is the range "*") passed over it because it is
+// deprecated: npm's rule (semver.Select) picks the newest version that
+// is not, and an agent reading "latest" in the header would take the
+// answer for latest. It reads the packument the range was just resolved
+// from (the registry client's memory); a version another source answered,
+// or a packument that cannot be read, gives "".
+func (s *Service) skippedLatest(ctx context.Context, o *Opened, version string) (latest, msg string) {
+	spec, err := npmspec.ParseSpec(version)
+	if err != nil || spec.Kind != npmspec.Range || o.fromElsewhere() {
+		return "", ""
+	}
+	p, err := s.pkgs.Packument(ctx, o.Name)
+	if err != nil {
+		return "", ""
+	}
+	latest = p.DistTags["latest"]
+	pv, ok := p.Versions[latest]
+	if !ok || latest == o.Version || pv.Deprecation() == "" {
+		return "", ""
+	}
+	// "*" takes latest even when it is a prerelease (semver.Select);
+	// another range only when latest satisfies it.
+	if spec.Raw != "*" {
+		if v, err := semver.Select(spec, []semver.Candidate{{Version: latest}}, nil); err != nil || v != latest {
+			return "", ""
+		}
+	}
+	return latest, pv.Deprecation()
 }
 
 // resolvedFrom says why the version answered was chosen.

@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,5 +128,52 @@ func TestDiffNotesDeprecatedSides(t *testing.T) {
 	}
 	if len(res.Notes) != 1 || res.Notes[0] != "up@2.0.0 is deprecated: use 1" {
 		t.Errorf("diff notes %q, want only up@2.0.0's deprecation", res.Notes)
+	}
+}
+
+// TestDeprecatedLatestSkipped: a bare name or a range whose pick passes
+// over a deprecated dist-tag latest (npm's rule) says, in resolvedFrom
+// and a note, that latest is deprecated, which version was picked
+// instead and how to read latest anyway; a bare name whose latest is not
+// deprecated keeps "latest: no version given" and no such note.
+func TestDeprecatedLatestSkipped(t *testing.T) {
+	c := newChain(t)
+	tgz := tarballtest.Package(t, map[string]string{"a.js": "x\n"})
+	c.reg.Publish("skip", "1.0.0", tgz)
+	c.reg.Publish("skip", "1.1.0", tgz)
+	c.reg.Publish("skip", "2.0.0", tgz, fakeregistry.Deprecated("broken, use 1.1.0"))
+	c.reg.Publish("fine", "1.0.0", tgz)
+	ctx := t.Context()
+	for _, tc := range []struct{ version, why string }{
+		{"", "no version given; latest 2.0.0 is deprecated, so the newest version that is not (as npm picks)"},
+		{"*", "range *; latest 2.0.0 is deprecated, so the newest version that is not (as npm picks)"},
+		{">=1", "range >=1; latest 2.0.0 is deprecated, so the newest version that is not (as npm picks)"},
+	} {
+		res, err := c.svc.List(ctx, explore.Request{Action: "list", PackageName: "skip", Version: tc.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Version != "1.1.0" || res.ResolvedFrom != tc.why {
+			t.Errorf("skip@%q: %s (%s), want 1.1.0 (%s)", tc.version, res.Version, res.ResolvedFrom, tc.why)
+		}
+		want := `dist-tag latest is 2.0.0, deprecated ("broken, use 1.1.0"): to read it anyway, give version "2.0.0"`
+		if !slices.Contains(res.Notes, want) {
+			t.Errorf("skip@%q notes %q, want %q", tc.version, res.Notes, want)
+		}
+	}
+	// A range latest does not satisfy says nothing of latest.
+	res, err := c.svc.List(ctx, explore.Request{Action: "list", PackageName: "skip", Version: "^1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != "1.1.0" || res.ResolvedFrom != "range ^1" || len(res.Notes) != 0 {
+		t.Errorf("skip@^1: %s (%s) notes %q, want 1.1.0 (range ^1) and no note", res.Version, res.ResolvedFrom, res.Notes)
+	}
+	res, err = c.svc.List(ctx, explore.Request{Action: "list", PackageName: "fine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != "1.0.0" || res.ResolvedFrom != "latest: no version given" || len(res.Notes) != 0 {
+		t.Errorf("fine: %s (%s) notes %q, want 1.0.0 (latest: no version given) and no note", res.Version, res.ResolvedFrom, res.Notes)
 	}
 }
