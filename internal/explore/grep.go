@@ -127,10 +127,12 @@ var ErrGrepUnavailable = errors.New("grep is not available on this mirror")
 const maxSkippedListed = 20
 
 // Grep searches the text files of a version through its trigram index, a
-// page at a time (page.go). Its matches are in one total order: pass, tier
-// (rank.go; one tier with sort "path"), path, line. Pass 0 holds the first
-// perFile matches of each file, pass 1 the rest, so a file with hundreds
-// of matches cannot fill the first page alone, and its rest still comes.
+// page at a time (page.go). Its matches are in one total order: tier
+// group, pass, tier (rank.go; one tier with sort "path"), path, line.
+// Pass 0 holds the first perFile matches of each file, pass 1 the rest,
+// so a file with hundreds of matches cannot fill the first page alone,
+// and its rest still comes; the files an agent reads get both passes
+// before generated ones (tierGroups).
 func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 	r.Action = "grep"
 	if s.searcher == nil {
@@ -471,68 +473,78 @@ func (g *grepPage) callMatches() int {
 	return max(n, 1)
 }
 
-// run fills the page, in order from the cursor.
+// run fills the page, in order from the cursor: for each group of tiers
+// (tierGroups), pass 0 then pass 1 over its tiers.
 func (g *grepPage) run() error {
 	c := g.cur
 	lastPass := 0
 	if g.mode == OutputContent && g.perFile > 0 {
 		lastPass = 1
 	}
-	deferred := c.Deferred
-	for pass := c.Pass; pass <= lastPass; pass++ {
-		if pass == 1 && !deferred {
-			break
+	for _, grp := range tierGroups {
+		if c.Tier >= grp[1] {
+			continue // the cursor is past this group
 		}
-		tier0 := 0
-		if pass == c.Pass {
-			tier0 = c.Tier
+		resuming := c.Tier >= grp[0]
+		pass0, deferred := 0, false
+		if resuming {
+			pass0, deferred = c.Pass, c.Deferred
 		}
-		for tier := tier0; tier < numTiers; tier++ {
-			if g.inTier[tier] == 0 {
-				continue
-			}
-			file, line := "", 0
-			if pass == c.Pass && tier == c.Tier {
-				file, line = c.File, c.Line
-			}
-			cut := func(why string) {
-				next := grepCursor{Pass: pass, Tier: tier, Deferred: deferred, File: file, Line: line}
-				g.res.Cut(why, continued(g.r, &g.res.Answer, next.String()))
-			}
-			for {
-				ir, err := g.search(g.query(pass, tier, file, line, g.callMatches()))
-				if err != nil {
-					return err
-				}
-				if pass == 0 && g.perFile > 0 && ir.Truncated {
-					deferred = true
-				}
-				var full string
-				if g.mode == OutputCount {
-					full, err = g.takeCounts(ir, &file, &line)
-				} else {
-					full = g.takeMatches(ir, &file, &line)
-				}
-				if full != "" {
-					cut(full)
-					return nil
-				}
-				switch ir.TruncatedBy {
-				case index.TruncTimeout:
-					cut(index.TruncTimeout)
-					return nil
-				case index.TruncMaxMatches, index.TruncOutputBytes:
-					continue // the call's own bound: go on after the last match
-				}
+		for pass := pass0; pass <= lastPass; pass++ {
+			if pass == 1 && !deferred {
 				break
 			}
-		}
-		if pass == 0 && deferred && g.r.MaxMatchesPerFile > 0 && lastPass == 1 {
-			// An explicit per-file cap ends the page after the first pass:
-			// the caller asked for an overview; next brings the rest.
-			next := grepCursor{Pass: 1, Deferred: true}
-			g.res.Cut(index.TruncMaxMatchesPerFile, continued(g.r, &g.res.Answer, next.String()))
-			return nil
+			tier0 := grp[0]
+			if resuming && pass == c.Pass {
+				tier0 = c.Tier
+			}
+			for tier := tier0; tier < grp[1]; tier++ {
+				if g.inTier[tier] == 0 {
+					continue
+				}
+				file, line := "", 0
+				if resuming && pass == c.Pass && tier == c.Tier {
+					file, line = c.File, c.Line
+				}
+				cut := func(why string) {
+					next := grepCursor{Pass: pass, Tier: tier, Deferred: deferred, File: file, Line: line}
+					g.res.Cut(why, continued(g.r, &g.res.Answer, next.String()))
+				}
+				for {
+					ir, err := g.search(g.query(pass, tier, file, line, g.callMatches()))
+					if err != nil {
+						return err
+					}
+					if pass == 0 && g.perFile > 0 && ir.Truncated {
+						deferred = true
+					}
+					var full string
+					if g.mode == OutputCount {
+						full, err = g.takeCounts(ir, &file, &line)
+					} else {
+						full = g.takeMatches(ir, &file, &line)
+					}
+					if full != "" {
+						cut(full)
+						return nil
+					}
+					switch ir.TruncatedBy {
+					case index.TruncTimeout:
+						cut(index.TruncTimeout)
+						return nil
+					case index.TruncMaxMatches, index.TruncOutputBytes:
+						continue // the call's own bound: go on after the last match
+					}
+					break
+				}
+			}
+			if pass == 0 && deferred && g.r.MaxMatchesPerFile > 0 && lastPass == 1 {
+				// An explicit per-file cap ends the page after the first pass:
+				// the caller asked for an overview; next brings the rest.
+				next := grepCursor{Pass: 1, Tier: grp[0], Deferred: true}
+				g.res.Cut(index.TruncMaxMatchesPerFile, continued(g.r, &g.res.Answer, next.String()))
+				return nil
+			}
 		}
 	}
 	return nil

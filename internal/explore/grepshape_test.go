@@ -79,3 +79,42 @@ func TestGrepLongLineShowsEachMatch(t *testing.T) {
 			len(m.Windows), m.Windows[0].Column, m.MoreInLine, m.MoreColumn)
 	}
 }
+
+// TestGrepRanksGeneratedFilesLast: the files an agent reads get all their
+// matches (both passes, past the per-file cap) before any match of a
+// generated file (a source map, a build info, a lockfile, a snapshot),
+// and a README's before them too; with an explicit per-file cap the
+// overview of the read files comes first, then theirs.
+func TestGrepRanksGeneratedFilesLast(t *testing.T) {
+	many := strings.Repeat("hit\n", 30) // past the per-file cap (two files, not the same bytes)
+	svc := newService(t, map[string]string{
+		"package.json":                   `{"name":"paged"}`,
+		"README.md":                      "hit\n",
+		"dist/a.d.ts":                    many,
+		"dist/a.js":                      many + "// hit\n",
+		"dist/a.js.map":                  `{"sourcesContent":["hit"]}`,
+		"dist/a.d.ts.map":                `{"mappings":"hit"}`,
+		"tsconfig.tsbuildinfo":           `{"hit":1}`,
+		"test/__snapshots__/a.test.snap": "hit\n",
+	})
+	r := explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit"}
+	res, err := svc.Grep(t.Context(), r)
+	if err != nil || res.Truncated {
+		t.Fatalf("grep = %+v, %v", res.Answer, err)
+	}
+	var files []string
+	for _, m := range res.Matches {
+		if len(files) == 0 || files[len(files)-1] != m.File {
+			files = append(files, m.File)
+		}
+	}
+	want := "dist/a.d.ts dist/a.js dist/a.d.ts dist/a.js README.md dist/a.d.ts.map dist/a.js.map test/__snapshots__/a.test.snap tsconfig.tsbuildinfo"
+	if got := strings.Join(files, " "); got != want {
+		t.Errorf("files in order\n%s\nwant\n%s", got, want)
+	}
+	r.MaxMatchesPerFile = 2
+	res, err = svc.Grep(t.Context(), r)
+	if err != nil || res.Next == nil || len(res.Matches) != 4 || res.Matches[3].File != "dist/a.js" {
+		t.Fatalf("maxMatchesPerFile 2: %d matches, next %v, %v; want the two read files' first two lines each", len(res.Matches), res.Next, err)
+	}
+}

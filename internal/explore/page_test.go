@@ -120,6 +120,15 @@ func TestNextVisitsEverythingOnce(t *testing.T) {
 		fmt.Fprintf(&long, "export declare function f%d<T extends A & B>(x: T): \"q\";\n", l)
 	}
 	files["dist/long.d.ts"] = long.String()
+	// Generated files, ranked after every pass over the read ones.
+	for i, name := range []string{"dist/cjs/file-001.js.map", "dist/esm/file-000.js.map", "tsconfig.tsbuildinfo"} {
+		var b strings.Builder
+		for l := 1; l <= 8+20*i; l++ {
+			fmt.Fprintf(&b, "%q: \"hit%d\",\n", name, l)
+			hits[name] = append(hits[name], l)
+		}
+		files[name] = b.String()
+	}
 	// Files with the same bytes as another: in the same tier, and in a
 	// tier after the first's (which sorts first by path), one past the
 	// per-file cap. A content answer gives each once, then one entry per
