@@ -37,12 +37,15 @@ type GrepMatch struct {
 	// Windows show a long line's later matches, one window each (up to
 	// the grep-windows-per-line setting, Text's included); MoreInLine
 	// counts the matches after them that no window shows (at least that
-	// many with MoreInLineCapped), the first at byte MoreColumn: read the
-	// line from there with read's offset (the line) and column.
+	// many with MoreInLineCapped), the first at byte MoreColumn. MoreNext
+	// is the grep that shows them, a window each, as many as its page
+	// holds (its own next goes on along the line); the page's next goes
+	// on to the following lines, as without it.
 	Windows          []GrepWindow `json:"windows,omitempty"`
 	MoreInLine       int          `json:"moreInLine,omitempty"`
 	MoreColumn       int          `json:"moreColumn,omitempty"`
 	MoreInLineCapped bool         `json:"moreInLineCapped,omitempty"`
+	MoreNext         *Request     `json:"moreNext,omitempty"`
 	Before           []string     `json:"before,omitempty"`
 	After            []string     `json:"after,omitempty"`
 	// SameBytesAs names a file given earlier in the answer (on this page
@@ -181,7 +184,11 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 	if mode == OutputContent && g.perFile == 0 {
 		g.perFile = s.lim.MatchesPerFile
 	}
-	if err := g.run(); err != nil {
+	run := g.run
+	if cur.Column > 0 {
+		run = g.runLine
+	}
+	if err := run(); err != nil {
 		if errors.Is(err, index.ErrBadPattern) && !r.FixedStrings {
 			return nil, fmt.Errorf("%w (to search for the text as written, set fixedStrings: true)", err)
 		}
@@ -288,17 +295,23 @@ func grepFilter(include, exclude []string, lim pathglob.Limits) (func(string) bo
 
 // grepCursor is where a grep page stopped: after line Line of File in
 // (Pass, Tier), Deferred saying pass 0 left matches for pass 1. Line
-// wholeFile means all of File was given.
+// wholeFile means all of File was given. A cursor with a Column is a
+// long line's matches from that column on (GrepMatch.MoreNext), a page
+// of its own beside the grep's.
 type grepCursor struct {
 	Pass, Tier int
 	Deferred   bool
 	File       string
 	Line       int
+	Column     int
 }
 
 const wholeFile = math.MaxInt32
 
 func (c grepCursor) String() string {
+	if c.Column > 0 {
+		return fmt.Sprintf("gl%d.%d:%s", c.Line, c.Column, c.File)
+	}
 	d := 0
 	if c.Deferred {
 		d = 1
@@ -311,6 +324,16 @@ func parseGrepCursor(s string) (grepCursor, error) {
 		return grepCursor{}, nil
 	}
 	bad := &InputError{Field: "cursor", Err: errors.New("not a grep cursor: send the next request of a grep answer as it was given")}
+	if rest, ok := strings.CutPrefix(s, "gl"); ok {
+		head, file, ok := strings.Cut(rest, ":")
+		l, c, ok2 := strings.Cut(head, ".")
+		line, err1 := strconv.Atoi(l)
+		col, err2 := strconv.Atoi(c)
+		if !ok || !ok2 || err1 != nil || err2 != nil || line < 1 || col < 1 || file == "" {
+			return grepCursor{}, bad
+		}
+		return grepCursor{File: file, Line: line, Column: col}, nil
+	}
 	head, file, ok := strings.Cut(strings.TrimPrefix(s, "g"), ":")
 	f := strings.Split(head, ".")
 	if !ok || !strings.HasPrefix(s, "g") || len(f) != 4 {
@@ -550,6 +573,73 @@ func (g *grepPage) run() error {
 	return nil
 }
 
+// runLine fills a page with one long line's matches from the cursor's
+// column on: one entry, its windows those of as many searches (each
+// from the last one's MoreColumn) as the page holds, whole, so that the
+// entry's MoreColumn is where the next page starts.
+func (g *grepPage) runLine() error {
+	c := g.cur
+	g.res.FilesSearched, g.res.FilesSkipped, g.res.Skipped = 1, 0, nil
+	var gm *GrepMatch
+	for col := c.Column; ; {
+		q := index.Query{Pattern: g.r.Pattern, CaseInsensitive: g.r.CaseInsensitive, FixedStrings: g.r.FixedStrings,
+			WholeWord: g.r.WholeWord, MaxMatches: 1, Compiled: g.compiled,
+			Filter:     func(p string) bool { return p == c.File },
+			Skip:       func(_ string, l, _ int) bool { return l != c.Line },
+			FromColumn: func(string, int) int { return col }}
+		ir, err := g.search(q)
+		if err != nil {
+			return err
+		}
+		if len(ir.Matches) == 0 {
+			if ir.TruncatedBy == index.TruncTimeout {
+				g.res.Cut(index.TruncTimeout, g.lineNext(c.File, c.Line, col))
+				return nil
+			}
+			break
+		}
+		m := grepMatch(ir.Matches[0])
+		if gm == nil {
+			g.b.Take(max(Cost(m), textCost(m))) // the first always fits
+			gm = &m
+		} else {
+			add := append([]GrepWindow{{Column: m.Column, Text: m.Text, TextOffset: m.TextOffset}}, m.Windows...)
+			cost := Cost(add)
+			for _, w := range add {
+				cost += len(m.File) + len(w.Text) + 56
+			}
+			if !g.b.Take(cost) {
+				break
+			}
+			gm.Windows = append(gm.Windows, add...)
+			gm.MoreInLine, gm.MoreColumn, gm.MoreInLineCapped = m.MoreInLine, m.MoreColumn, m.MoreInLineCapped
+		}
+		if gm.MoreInLine == 0 {
+			break
+		}
+		col = gm.MoreColumn
+	}
+	if gm == nil {
+		g.res.Note("line %d of %s has no match from column %d", c.Line, c.File, c.Column)
+		return nil
+	}
+	if gm.MoreInLine > 0 {
+		gm.MoreNext = g.lineNext(gm.File, gm.Line, gm.MoreColumn)
+		g.res.Cut(TruncMaxBytes, gm.MoreNext)
+	}
+	g.res.Matches = append(g.res.Matches, *gm)
+	return nil
+}
+
+// lineNext is the grep that shows line of file's matches from column on
+// (runLine): the pattern and how it matches, nothing that selects files.
+func (g *grepPage) lineNext(file string, line, column int) *Request {
+	r := g.r
+	next := &Request{Action: "grep", Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
+		WholeWord: r.WholeWord, MaxBytes: r.MaxBytes}
+	return continued(*next, &g.res.Answer, grepCursor{File: file, Line: line, Column: column}.String())
+}
+
 // takeMatches adds ir's matches (content) or files (files_with_matches)
 // while the page lasts, moving file:line past each; it returns why the
 // page is full, or "".
@@ -562,6 +652,9 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 		var gm GrepMatch
 		if g.mode == OutputContent {
 			gm = grepMatch(mt)
+			if gm.MoreInLine > 0 {
+				gm.MoreNext = g.lineNext(gm.File, gm.Line, gm.MoreColumn)
+			}
 			if mt.Count > 0 {
 				gm = GrepMatch{File: mt.File, SameBytesAs: g.sameAs[mt.File], MatchingLines: mt.Count}
 			}
@@ -682,7 +775,7 @@ func textCost(m GrepMatch) int {
 		n += path + len(w.Text) + 56 // "line:col:[bytes a-b of n] "
 	}
 	if m.MoreInLine > 0 {
-		n += len(m.File) + 120
+		n += len(m.File) + 120 + Cost(m.MoreNext)
 	}
 	for _, l := range m.Before {
 		n += len(l) + 12

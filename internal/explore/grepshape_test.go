@@ -1,6 +1,8 @@
 package explore_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,5 +118,59 @@ func TestGrepRanksGeneratedFilesLast(t *testing.T) {
 	res, err = svc.Grep(t.Context(), r)
 	if err != nil || res.Next == nil || len(res.Matches) != 4 || res.Matches[3].File != "dist/a.js" {
 		t.Fatalf("maxMatchesPerFile 2: %d matches, next %v, %v; want the two read files' first two lines each", len(res.Matches), res.Next, err)
+	}
+}
+
+// TestGrepLongLineMoreNext: a long line's matches past its last window
+// come through the match's moreNext, page after page along the line,
+// each match once, in order; the grep's own next is left as it was.
+func TestGrepLongLineMoreNext(t *testing.T) {
+	line := []byte(strings.Repeat("x", 400_000))
+	var want []int
+	for p := 10; p+8 < len(line); p += 1500 {
+		copy(line[p:], "useState")
+		want = append(want, p+1)
+	}
+	svc := newService(t, map[string]string{"package.json": `{"name":"paged"}`, "dist/index.min.js": string(line) + "\nuseState\n"})
+	res, err := svc.Grep(t.Context(), explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "useState", MaxBytes: explore.MinAnswerBytes})
+	if err != nil || len(res.Matches) == 0 || res.Matches[0].MoreNext == nil {
+		t.Fatalf("grep = %+v, %v; want a first line with moreNext", res, err)
+	}
+	var got []int
+	columns := func(m explore.GrepMatch) {
+		for _, c := range append([]int{m.Column}, func() (cs []int) {
+			for _, w := range m.Windows {
+				cs = append(cs, w.Column)
+			}
+			return cs
+		}()...) {
+			got = append(got, c)
+		}
+	}
+	m := res.Matches[0]
+	columns(m)
+	pages := 1
+	for next := m.MoreNext; next != nil; pages++ {
+		if next.Cursor == "" || next.Version != "1.0.0" || next.Include != nil {
+			t.Fatalf("moreNext %+v: want the version pinned and a line cursor", next)
+		}
+		more, err := svc.Grep(t.Context(), *next)
+		if err != nil || len(more.Matches) != 1 || more.Matches[0].Line != 1 {
+			t.Fatalf("page %d: %+v, %v; want line 1's matches", pages+1, more, err)
+		}
+		if b, _ := json.Marshal(more); len(b) > explore.MinAnswerBytes {
+			t.Errorf("page %d is %d bytes, over its budget", pages+1, len(b))
+		}
+		m = more.Matches[0]
+		columns(m)
+		if (m.MoreNext == nil) != (more.Next == nil) {
+			t.Fatalf("page %d: moreNext %v but next %v", pages+1, m.MoreNext, more.Next)
+		}
+		next = m.MoreNext
+	}
+	// The windows are 512 bytes, so each shows one match: every match
+	// is some window's.
+	if fmt.Sprint(got) != fmt.Sprint(want) || pages < 3 {
+		t.Errorf("%d pages gave columns\n%v\nwant\n%v", pages, got, want)
 	}
 }

@@ -28,7 +28,7 @@ type Request struct {
 	// grep
 	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings). RE2 has no look-around or backreferences; \\b is a word boundary."`
 	OutputMode        string     `json:"outputMode,omitempty" jsonschema:"grep: 'content' (default) the matching lines; 'files_with_matches' only the paths of files that match (like rg -l); 'count' matching lines per file (like rg -c)."`
-	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default) type declarations (.d.ts) first, then sources, then bundles, source maps and docs; 'path' in path order, as ripgrep prints."`
+	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default) type declarations (.d.ts) first, then sources, then bundles and docs, generated files (source maps) last; 'path' in path order, as ripgrep prints."`
 	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
 	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
 	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`

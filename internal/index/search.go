@@ -52,6 +52,14 @@ type Query struct {
 	// it for a file with the same bytes as one already answered
 	// (internal/explore), whose lines would repeat that file's.
 	Tally func(path string) bool `json:"-"`
+	// FromColumn, when set, is asked about each matching line that Skip
+	// kept: a column c > 1 starts the line's matches at its byte c
+	// (1-based). The line's first match is then the first starting there
+	// or after, found as Match.Windows' matches are (the byte before is
+	// its context), and a line with none there is not returned. Callers
+	// continue a long line past its last window with it, from
+	// Match.MoreColumn (internal/explore).
+	FromColumn func(path string, line int) int `json:"-"`
 	// Compiled, when set, keeps the pattern compiled from one Search to
 	// the next: a caller running one query over many indexes sets it to
 	// one new(Compiled) for all of them (see Compiled). Nil compiles the
@@ -801,12 +809,24 @@ func (s *searcher) emit(ls, le, ms, me int) {
 			return
 		}
 	}
+	if s.path == "" {
+		s.path = s.ix.filePath(s.fi)
+	}
+	if s.q.FromColumn != nil {
+		if c := s.q.FromColumn(s.path, s.lineNumber(ls)); c > 1 {
+			a, b, ok := 0, 0, false
+			if ls+c-1 <= le {
+				a, b, ok = s.nextMatch(le, ls+c-1)
+			}
+			if !ok {
+				return
+			}
+			ms, me = a, b
+		}
+	}
 	if len(s.res.Matches) >= s.maxMatches {
 		s.stop(TruncMaxMatches)
 		return
-	}
-	if s.path == "" {
-		s.path = s.ix.filePath(s.fi)
 	}
 	m := Match{File: s.path, Line: s.lineNumber(ls), Column: ms - ls + 1, LineBytes: le - ls}
 	m.Text, m.TextOffset = s.window(ls, le, ms, ls)

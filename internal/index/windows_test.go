@@ -123,6 +123,68 @@ func TestLineWindowsFollowFindAll(t *testing.T) {
 	}
 }
 
+// TestFromColumnContinuesALine: a search that starts each long line at
+// the MoreColumn of the one before gives, call after call, every match
+// FindAll finds past the first window, each once (as a window's match or
+// inside a window), and the last call counts none left; a column past a
+// line's last match returns nothing for it.
+func TestFromColumnContinuesALine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	words := []string{"foo", "fooBar", "a", " ", "é", "ab", "."}
+	var b strings.Builder
+	for b.Len() < 5000 {
+		b.WriteString(words[rng.IntN(len(words))])
+	}
+	line := b.String()
+	ix := buildBytes(t, []Doc{{Path: "a.js", Data: []byte("short foo\n" + line + "\n")}}, smallBlocks())
+	for _, pat := range []string{`foo`, `\bfoo\w*`, `a+`, `é\s`, `o\b`} {
+		all := regexp.MustCompile(pat).FindAllStringIndex(line, -1)
+		lim := DefaultSearchLimits()
+		lim.MaxLineWindow, lim.MaxWindowsPerLine = 16, 2
+		var seen []int // the columns given or shown, in order
+		col, calls := 1, 0
+		for ; calls < 10_000; calls++ {
+			q := Query{Pattern: pat, MaxMatches: 10, Skip: func(_ string, l, _ int) bool { return l != 2 },
+				FromColumn: func(_ string, l int) int { return col }}
+			res, err := ix.Search(context.Background(), q, lim)
+			if err != nil || len(res.Matches) != 1 {
+				t.Fatalf("%s from %d: %+v, %v; want one match", pat, col, res.Matches, err)
+			}
+			m := res.Matches[0]
+			windows := append([]Window{{Column: m.Column, Text: m.Text, TextOffset: m.TextOffset}}, m.Windows...)
+			for i, w := range windows {
+				end := len(line)
+				if i+1 < len(windows) {
+					end = windows[i+1].Column - 1
+				} else if m.MoreInLine > 0 {
+					end = m.MoreColumn - 1
+				}
+				for _, loc := range all {
+					if loc[0] >= w.Column-1 && loc[0] < end && (loc[0] == w.Column-1 || loc[1] <= w.TextOffset+len(w.Text)) {
+						seen = append(seen, loc[0]+1)
+					}
+				}
+			}
+			if m.MoreInLine == 0 {
+				break
+			}
+			col = m.MoreColumn
+		}
+		var want []int
+		for _, loc := range all {
+			want = append(want, loc[0]+1)
+		}
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Errorf("%s: %d calls gave or showed %d matches, FindAll finds %d:\n%v\n%v", pat, calls+1, len(seen), len(want), seen, want)
+		}
+		q := Query{Pattern: pat, FromColumn: func(_ string, l int) int { return (l - 1) * (all[len(all)-1][0] + 2) }}
+		res, err := ix.Search(context.Background(), q, lim)
+		if err != nil || len(res.Matches) > 1 || len(res.Matches) == 1 && res.Matches[0].Line != 1 {
+			t.Errorf("%s past the last match: %+v, %v; want no match in line 2", pat, res.Matches, err)
+		}
+	}
+}
+
 // TestWholeWordWindowsSeeTheSpaceBetween: -w matches next to each other
 // ("foo foo") each get a window, though the word before took the space.
 func TestWholeWordWindowsSeeTheSpaceBetween(t *testing.T) {

@@ -224,8 +224,13 @@ func renderGrep(r *explore.GrepResult) string {
 			case m.MoreInLine == 1:
 				more = "1 more match"
 			}
-			fmt.Fprintf(&b, "[%s:%d: %s in this line from byte %d: read offset %d, column %d to see them]\n",
-				m.File, m.Line, more, m.MoreColumn, m.Line, m.MoreColumn)
+			if next, err := json.Marshal(m.MoreNext); err == nil && m.MoreNext != nil {
+				fmt.Fprintf(&b, "[%s:%d: %s in this line from byte %d; to see them, a window each, call explore_npm with %s]\n",
+					m.File, m.Line, more, m.MoreColumn, next)
+			} else {
+				fmt.Fprintf(&b, "[%s:%d: %s in this line from byte %d: read offset %d, column %d to see them]\n",
+					m.File, m.Line, more, m.MoreColumn, m.Line, m.MoreColumn)
+			}
 		}
 		lastFile, lastLine = m.File, m.Line
 		for j, l := range m.After {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
@@ -65,12 +66,19 @@ func TestRenderGrepWindowsPerMatch(t *testing.T) {
 	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 1, Matches: []explore.GrepMatch{
 		{File: "min.js", Line: 1, Column: 11, Text: "useState(a)", LineBytes: 90000,
 			Windows:    []explore.GrepWindow{{Column: 50001, Text: "useState(b)", TextOffset: 50000}},
-			MoreInLine: 3, MoreColumn: 70001},
+			MoreInLine: 3, MoreColumn: 70001,
+			MoreNext: &explore.Request{Action: "grep", PackageName: "p", Version: "1.0.0", Pattern: "useState", Cursor: "gl1.70001:min.js"}},
 	}}
 	want := "p@1.0.0 grep: 1 matching line in 1 file (1 file searched)\n" +
 		"min.js:1:11:[bytes 1-11 of 90000] useState(a)\n" +
 		"min.js:1:50001:[bytes 50001-50011 of 90000] useState(b)\n" +
-		"[min.js:1: 3 more matches in this line from byte 70001: read offset 1, column 70001 to see them]"
+		`[min.js:1: 3 more matches in this line from byte 70001; to see them, a window each, call explore_npm with {"action":"grep","packageName":"p","version":"1.0.0","pattern":"useState","cursor":"gl1.70001:min.js"}]`
+	if got := renderGrep(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// A project's grep gives no such request: read the line from there.
+	res.Matches[0].MoreNext = nil
+	want = strings.Replace(want, want[strings.Index(want, "; to see"):], ": read offset 1, column 70001 to see them]", 1)
 	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
