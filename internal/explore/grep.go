@@ -745,7 +745,8 @@ func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string,
 
 // grepMatch turns an index match into the answer's.
 func grepMatch(mt index.Match) GrepMatch {
-	gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text, Before: mt.Before, After: mt.After,
+	gm := GrepMatch{File: mt.File, Line: mt.Line, Column: mt.Column, Text: mt.Text,
+		Before: cutContext(mt.Before, mt.BeforeBytes, mt.Line-len(mt.Before)), After: cutContext(mt.After, mt.AfterBytes, mt.Line+1),
 		MoreInLine: mt.MoreInLine, MoreColumn: mt.MoreColumn, MoreInLineCapped: mt.MoreInLineCapped}
 	if mt.TextOffset > 0 || len(mt.Text) < mt.LineBytes {
 		gm.TextOffset, gm.LineBytes = mt.TextOffset, mt.LineBytes
@@ -754,6 +755,25 @@ func grepMatch(mt index.Match) GrepMatch {
 		gm.Windows = append(gm.Windows, GrepWindow{Column: w.Column, Text: w.Text, TextOffset: w.TextOffset})
 	}
 	return gm
+}
+
+// cutContext marks each context line that was cut (whole is the lines'
+// lengths, first the number of the first) as read marks a line it cuts,
+// naming the read that goes on with it.
+func cutContext(lines []string, whole []int, first int) []string {
+	var out []string
+	for i, l := range lines {
+		if i < len(whole) && whole[i] > len(l) {
+			if out == nil {
+				out = slices.Clone(lines)
+			}
+			out[i] = l + lineCut(first+i, len(l), whole[i])
+		}
+	}
+	if out == nil {
+		return lines
+	}
+	return out
 }
 
 // textCost bounds the MCP text of a match: "path:line:col:text", one

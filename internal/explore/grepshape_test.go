@@ -174,3 +174,24 @@ func TestGrepLongLineMoreNext(t *testing.T) {
 		t.Errorf("%d pages gave columns\n%v\nwant\n%v", pages, got, want)
 	}
 }
+
+// TestGrepContextLinesCutWithAMarker: a context line longer than the
+// line window is cut as read cuts a line, with a marker naming the read
+// that goes on with it; a context line that fits has none.
+func TestGrepContextLinesCutWithAMarker(t *testing.T) {
+	long := strings.Repeat("y", 600)
+	svc := newService(t, map[string]string{"package.json": `{"name":"paged"}`, "a.js": long + "\nshort\nhit\n" + long + "é\n"})
+	two := 2
+	res, err := svc.Grep(t.Context(), explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit", ContextLines: &two})
+	if err != nil || len(res.Matches) != 1 {
+		t.Fatalf("grep = %+v, %v", res, err)
+	}
+	m := res.Matches[0]
+	want := []string{long[:512] + " [… line cut at 512 of 600 bytes; read the rest with offset=1, column=513]", "short"}
+	if fmt.Sprint(m.Before) != fmt.Sprint(want) {
+		t.Errorf("before %q\nwant %q", m.Before, want)
+	}
+	if want := long[:512] + " [… line cut at 512 of 602 bytes; read the rest with offset=4, column=513]"; len(m.After) != 1 || m.After[0] != want {
+		t.Errorf("after %q\nwant %q", m.After, want)
+	}
+}

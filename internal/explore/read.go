@@ -133,7 +133,7 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 		start := out.Len()
 		writeNumbered(&out, i+1, line)
 		if cut {
-			fmt.Fprintf(&out, " [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", len(line), whole, i+1, len(line)+1)
+			out.WriteString(lineCut(i+1, len(line), whole))
 		}
 		out.WriteByte('\n')
 		if out.Len() > s.lim.MaxReadBytes && i > r.Offset-1 {
@@ -229,6 +229,12 @@ func (s *Service) window(res *ReadResult, line []byte, n, column int) {
 	var out bytes.Buffer
 	writeNumbered(&out, n, line[from:to])
 	res.Content = out.String()
+}
+
+// lineCut is the marker after a line shown only up to its first shown
+// bytes (of whole): where read goes on with it.
+func lineCut(line, shown, whole int) string {
+	return fmt.Sprintf(" [… line cut at %d of %d bytes; read the rest with offset=%d, column=%d]", shown, whole, line, shown+1)
 }
 
 func writeNumbered(out *bytes.Buffer, n int, line []byte) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -174,8 +175,11 @@ type Match struct {
 	MoreInLine, MoreColumn int
 	MoreInLineCapped       bool
 	// Before and After are up to ContextLines lines around the match,
-	// each cut to MaxLineWindow bytes from its start.
-	Before, After []string
+	// each cut to MaxLineWindow bytes from its start; BeforeBytes and
+	// AfterBytes are their whole lengths (longer than the text for a line
+	// that was cut).
+	Before, After           []string
+	BeforeBytes, AfterBytes []int
 	// Count is, for a file Query.Tally chose, its number of matching
 	// lines; Line is then 0 and the other fields empty.
 	Count int
@@ -843,16 +847,17 @@ func (s *searcher) emit(ls, le, ms, me int) {
 			a = bytes.LastIndexByte(s.text[:b], '\n') + 1
 			t := s.prefix(a, b)
 			m.Before = append(m.Before, t)
+			m.BeforeBytes = append(m.BeforeBytes, b-a)
 			size += len(t) + 8
 		}
-		for i, j := 0, len(m.Before)-1; i < j; i, j = i+1, j-1 {
-			m.Before[i], m.Before[j] = m.Before[j], m.Before[i]
-		}
+		slices.Reverse(m.Before)
+		slices.Reverse(m.BeforeBytes)
 		for b, i := le, 0; i < c && b+1 < len(s.text); i++ {
 			a := b + 1
 			b = s.lineEnd(a)
 			t := s.prefix(a, b)
 			m.After = append(m.After, t)
+			m.AfterBytes = append(m.AfterBytes, b-a)
 			size += len(t) + 8
 		}
 	}
