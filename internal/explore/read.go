@@ -218,6 +218,7 @@ func (s *Service) window(res *ReadResult, line []byte, n, column int) {
 	res.StartLine, res.EndLine = n, n
 	res.Column, res.LineBytes = column, len(line)
 	from := runeStart(line, column-1)
+	res.Column = from + 1 // a column inside a character: the window starts at the character
 	to := from + s.lim.MaxLineWidth
 	if to >= len(line) {
 		to = len(line)
@@ -253,7 +254,7 @@ func runeStart(b []byte, i int) int {
 	if i >= len(b) {
 		return len(b)
 	}
-	for j := i; j > 0 && j > i-utf8.UTFMax; j-- {
+	for j := i; j >= 0 && j > i-utf8.UTFMax; j-- {
 		if utf8.RuneStart(b[j]) {
 			return j
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestLongLineShowsAWindowPerMatch: a long line's later matches get a
@@ -117,6 +118,50 @@ func TestLineWindowsFollowFindAll(t *testing.T) {
 				}
 				if windows == 1 && more != m.MoreInLine {
 					t.Errorf("%s in %s: %d more, FindAll finds %d", pat, m.File, m.MoreInLine, more)
+				}
+			}
+		}
+	}
+}
+
+// TestWindowAtTheLineWidth: lines of the window's width, one byte under
+// and just over it (a 522-byte line of a 512-byte window shows bytes
+// 11-522: 512 of them), with the match anywhere and characters of two
+// bytes: a line that fits is whole; a longer one shows exactly the
+// window's width or less (a character is never split), bytes of the line
+// at TextOffset, the match inside it.
+func TestWindowAtTheLineWidth(t *testing.T) {
+	lim := DefaultSearchLimits()
+	w := lim.MaxLineWindow
+	for _, n := range []int{w - 1, w, w + 1, w + 2, w + 10, 2 * w, 2*w + 1} {
+		for _, odd := range []bool{false, true} {
+			for _, at := range []int{0, 1, w/3 - 1, w / 3, w/3 + 1, n / 2, n - 9, n - 8} {
+				// k bytes of two-byte characters, from an odd byte with odd.
+				fill := func(k int, odd bool) string {
+					if odd && k > 0 {
+						return "x" + strings.Repeat("é", (k-1)/2) + strings.Repeat("x", (k-1)%2)
+					}
+					return strings.Repeat("é", k/2) + strings.Repeat("x", k%2)
+				}
+				line := []byte(fill(at, odd) + "useState" + fill(n-at-8, !odd))
+				ix := buildBytes(t, []Doc{{Path: "a.js", Data: append(line, '\n')}}, DefaultBuildLimits())
+				res, err := ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
+				if err != nil || len(res.Matches) != 1 {
+					t.Fatalf("n=%d at=%d: %+v, %v", n, at, res.Matches, err)
+				}
+				m := res.Matches[0]
+				end := m.TextOffset + len(m.Text)
+				switch {
+				case m.LineBytes != n || m.Column != at+1:
+					t.Errorf("n=%d at=%d: line %d bytes, column %d", n, at, m.LineBytes, m.Column)
+				case n <= w && (m.TextOffset != 0 || m.Text != string(line)):
+					t.Errorf("n=%d at=%d: a line that fits is not whole (bytes %d-%d)", n, at, m.TextOffset+1, end)
+				case len(m.Text) > w || len(m.Text) < w-2*(utf8.UTFMax-1) || end > n || m.Text != string(line[m.TextOffset:end]):
+					t.Errorf("n=%d at=%d: window bytes %d-%d (%d bytes) of %d", n, at, m.TextOffset+1, end, len(m.Text), n)
+				case m.TextOffset > at || end < at+len("useState"):
+					t.Errorf("n=%d at=%d: window bytes %d-%d misses the match", n, at, m.TextOffset+1, end)
+				case !utf8.ValidString(m.Text):
+					t.Errorf("n=%d at=%d: window splits a character", n, at)
 				}
 			}
 		}
