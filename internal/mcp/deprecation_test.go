@@ -26,7 +26,10 @@ func TestDeprecatedVersionNoteInText(t *testing.T) {
 	if want := "\n[note: left@1.1.0 is deprecated: broken build, use 1.0.0]\n"; !strings.Contains(txt, want) {
 		t.Errorf("text = %q, want %q", txt, want)
 	}
-	if txt := text(call(t, cs, `{"action":"list","packageName":"left"}`)); !strings.HasPrefix(txt, "left@1.0.0 ") || strings.Contains(txt, "deprecated") {
-		t.Errorf("no version given: %q, want 1.0.0 without a deprecation note", txt)
+	// Not latest: the first line says why, a note how to read latest.
+	want := "left@1.0.0 (no version given; latest 1.1.0 is deprecated, so the newest version that is not (as npm picks)) 1 file, 20 B\n" +
+		"[note: dist-tag latest is 1.1.0, deprecated (\"broken build, use 1.0.0\"): to read it anyway, give version \"1.1.0\"]\n"
+	if txt := text(call(t, cs, `{"action":"list","packageName":"left"}`)); !strings.HasPrefix(txt, want) || strings.Contains(txt, "left@1.0.0 is deprecated") {
+		t.Errorf("no version given: %q, want it to start\n%q", txt, want)
 	}
 }
