@@ -41,3 +41,15 @@ func Noun(n int, singular string) string {
 	}
 	return s + "s"
 }
+
+// Bytes is a size short, as answers print it: "812 B", "4.2 KB",
+// "3.1 MB" (decimal units, one decimal).
+func Bytes(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1000_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
+	}
+	return strconv.FormatFloat(float64(n)/1000_000, 'f', 1, 64) + " MB"
+}

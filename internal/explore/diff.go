@@ -77,6 +77,11 @@ type DiffFile struct {
 	// complex to diff, whose hunks are not shown).
 	Added   *int `json:"added,omitempty"`
 	Removed *int `json:"removed,omitempty"`
+	// OldBytes and NewBytes are the file's size in each version it is
+	// in (an added file has no old size, a deleted one no new), so an
+	// agent can tell what is worth reading.
+	OldBytes *int64 `json:"oldBytes,omitempty"`
+	NewBytes *int64 `json:"newBytes,omitempty"`
 	// Note says why a file's hunks are missing (too many changed lines
 	// to compare within max-diff-work).
 	Note string `json:"note,omitempty"`
@@ -423,8 +428,28 @@ func countStatuses(changes []diff.Change) map[string]int {
 // diffs spent max-diff-page-work.
 const TruncDiffWork = "diffWork"
 
+// Bytes is the file's size as a list shows it: "12.4 KB" for an added
+// or deleted file, "12.4 KB → 13.0 KB" for a modified one.
+func (f DiffFile) Bytes() string {
+	switch {
+	case f.OldBytes != nil && f.NewBytes != nil:
+		return english.Bytes(*f.OldBytes) + " → " + english.Bytes(*f.NewBytes)
+	case f.NewBytes != nil:
+		return english.Bytes(*f.NewBytes)
+	case f.OldBytes != nil:
+		return english.Bytes(*f.OldBytes)
+	}
+	return ""
+}
+
 func diffFileOf(fd diff.FileDiff, nameOnly bool) *DiffFile {
 	e := &DiffFile{Path: fd.Path, Status: string(fd.Status)}
+	if fd.Old != nil {
+		e.OldBytes = &fd.Old.Size
+	}
+	if fd.New != nil {
+		e.NewBytes = &fd.New.Size
+	}
 	if !nameOnly && !fd.TooComplex {
 		a, r := fd.Added, fd.Removed
 		e.Added, e.Removed = &a, &r

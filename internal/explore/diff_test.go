@@ -599,3 +599,36 @@ func TestDiffExcludeReadsPatternsAsInclude(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffFilesHaveSizes: each changed file says its size in each
+// version it is in (nameOnly too), so an agent can choose what to read.
+func TestDiffFilesHaveSizes(t *testing.T) {
+	t.Parallel()
+	s, rc := fixtureService(t)
+	ctx := t.Context()
+	sizes := map[string]map[string]int64{}
+	for _, v := range []string{difftest.V1, difftest.V2} {
+		files, err := rc.Reader.Files(ctx, difftest.Package, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[v] = map[string]int64{}
+		for _, f := range files {
+			sizes[v][f.Path] = f.Size
+		}
+	}
+	for _, nameOnly := range []bool{false, true} {
+		res, err := s.Diff(ctx, Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2, NameOnly: nameOnly})
+		if err != nil || len(res.Files) < 3 {
+			t.Fatalf("diff = %+v, %v", res, err)
+		}
+		for _, f := range res.Files {
+			for v, got := range map[string]*int64{difftest.V1: f.OldBytes, difftest.V2: f.NewBytes} {
+				want, in := sizes[v][f.Path]
+				if (got != nil) != in || got != nil && *got != want {
+					t.Errorf("nameOnly %v: %s (%s) in %s: size %v, want %d (in it: %v)", nameOnly, f.Path, f.Status, v, got, want, in)
+				}
+			}
+		}
+	}
+}

@@ -57,7 +57,7 @@ func TestDiffPagesThroughMCP(t *testing.T) {
 			}
 			if nameOnly {
 				for _, f := range d.Files {
-					if line := fmt.Sprintf("\n%-8s %s\n", f.Status, f.Path); !strings.Contains(got, line) {
+					if line := fmt.Sprintf("\n%-8s %s (%s)\n", f.Status, f.Path, f.Bytes()); f.Bytes() == "" || !strings.Contains(got, line) {
 						t.Errorf("page %d: nameOnly text lacks %q:\n%s", page, line, got)
 					}
 				}

@@ -49,7 +49,7 @@ func tail(a explore.Answer) string {
 
 func renderList(r *explore.ListResult, action string) string {
 	var b strings.Builder
-	what := english.Count(r.TotalFiles, "file") + ", " + size(r.TotalBytes)
+	what := english.Count(r.TotalFiles, "file") + ", " + english.Bytes(r.TotalBytes)
 	switch {
 	case action == "glob":
 		what = english.CountAs(r.TotalFiles, "matching file or folder", "matching files and folders")
@@ -71,20 +71,9 @@ func renderList(r *explore.ListResult, action string) string {
 // entry is one listing line: "dist/ (120 files, 3.1 MB)" or "index.js (812 B)".
 func entry(e explore.Entry) string {
 	if e.Type == explore.EntryFolder {
-		return fmt.Sprintf("%s (%s, %s)", e.Path, english.Count(e.Files, "file"), size(e.Bytes))
+		return fmt.Sprintf("%s (%s, %s)", e.Path, english.Count(e.Files, "file"), english.Bytes(e.Bytes))
 	}
-	return fmt.Sprintf("%s (%s)", e.Path, size(e.Bytes))
-}
-
-// size is n bytes, short: 812 B, 4.2 KB, 3.1 MB.
-func size(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000_000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1000_000)
+	return fmt.Sprintf("%s (%s)", e.Path, english.Bytes(e.Bytes))
 }
 
 func renderRead(r *explore.ReadResult) string {
@@ -283,7 +272,11 @@ func renderDiff(r *explore.DiffResult, note string, nameOnly bool) string {
 	b.WriteByte('\n')
 	if nameOnly && r.Continues == nil && !r.GoesOn {
 		for _, f := range r.Files {
-			fmt.Fprintf(&b, "%-8s %s\n", f.Status, f.Path)
+			fmt.Fprintf(&b, "%-8s %s", f.Status, f.Path)
+			if size := f.Bytes(); size != "" {
+				b.WriteString(" (" + size + ")")
+			}
+			b.WriteByte('\n')
 		}
 	} else {
 		b.WriteString(r.Diff)

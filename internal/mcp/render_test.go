@@ -169,11 +169,12 @@ func TestRenderDiff(t *testing.T) {
 		}
 	}
 	names := &explore.DiffResult{PackageName: "pkg", From: "1.0.0", To: "1.1.0", Diff: "x.js\nnew.js\n",
-		Files: []explore.DiffFile{{Path: "x.js", Status: "modified"}, {Path: "new.js", Status: "added"}}, Unprinted: []string{"bytes.bin"},
+		Files: []explore.DiffFile{{Path: "x.js", Status: "modified", OldBytes: ptr(int64(812)), NewBytes: ptr(int64(4210))},
+			{Path: "new.js", Status: "added", NewBytes: ptr(int64(0))}}, Unprinted: []string{"bytes.bin"},
 		TotalFiles: 3, TotalByStatus: map[string]int{"added": 1, "modified": 2}, FirstFile: 1, LastFile: 3}
 	want := "pkg@1.0.0 → 1.1.0: 3 files changed (1 added, 2 modified)\n" +
 		"[note: npm diff prints nothing for 1 file, whose bytes differ only where they are not UTF-8 and decode alike: bytes.bin]\n" +
-		"modified x.js\nadded    new.js\n"
+		"modified x.js (812 B → 4.2 KB)\nadded    new.js (0 B)\n"
 	if got := renderDiff(names, "", true); got != want {
 		t.Errorf("nameOnly:\n%s\nwant:\n%s", got, want)
 	}
@@ -197,3 +198,5 @@ func TestRenderListCounts(t *testing.T) {
 		t.Errorf("glob of 2:\n%q\nwant\n%q", got, want)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
