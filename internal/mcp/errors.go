@@ -64,6 +64,14 @@ func (t *tool) fail(err error, note string) *sdk.CallToolResult {
 			body.Error.Message = "the mirror's store is not answering; retry shortly"
 		}
 	}
+	return toolError(body, class, note)
+}
+
+// toolError is every tool's failed call, in one form: the text "error
+// <code>: <message>", " (try again in Ns)" when the API would send
+// Retry-After, then note on a line of its own; the structured content is
+// body with retryAfterSeconds.
+func toolError(body ErrorBody, class explore.Class, note string) *sdk.CallToolResult {
 	if class.RetryAfter > 0 {
 		body.Error.RetryAfterSeconds = int(math.Ceil(class.RetryAfter.Seconds()))
 	}

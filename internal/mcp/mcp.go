@@ -120,9 +120,7 @@ func recovered(log *slog.Logger, h sdk.ToolHandler) sdk.ToolHandler {
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error("tool call panicked", "tool", req.Params.Name, "panic", p, "stack", string(debug.Stack()))
-				body := ErrorBody{Error: ErrorDetail{Code: "internal", Message: "internal error (logged by pkgscope)"}}
-				res, err = &sdk.CallToolResult{IsError: true, StructuredContent: body,
-					Content: []sdk.Content{&sdk.TextContent{Text: "error internal: " + body.Error.Message}}}, nil
+				res, err = toolError(ErrorBody{Error: ErrorDetail{Code: "internal", Message: "internal error (logged by pkgscope)"}}, explore.Class{}, ""), nil
 			}
 		}()
 		return h(ctx, req)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 
@@ -177,12 +176,7 @@ func (t *webDocsTool) fail(err error) *sdk.CallToolResult {
 		t.opt.Logger.Error("explore_web_docs failed", "err", err)
 		body.Error.Message = "internal error (logged by pkgscope)"
 	}
-	text := fmt.Sprintf("error %s: %s", body.Error.Code, body.Error.Message)
-	if class.RetryAfter > 0 {
-		body.Error.RetryAfterSeconds = int(math.Ceil(class.RetryAfter.Seconds()))
-		text += fmt.Sprintf(" (try again in %ds)", body.Error.RetryAfterSeconds)
-	}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: body}
+	return toolError(body, class, "")
 }
 
 func renderSearch(r *webdocs.SearchResult) string {
