@@ -37,6 +37,7 @@ var calls = []call{
 	{"next: list", `{"action":"list","packageName":"next","version":"16.4.6"}`, `(?m)^dist/`},
 	{"next: grep useRouter, contextLines 2", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","contextLines":2}`, `\.d\.ts(-\d+-|\n\d+[-:])`},
 	{"next: grep useRouter, include *.d.ts", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","include":["*.d.ts"]}`, `\.d\.ts:\d+:\d+:`},
+	{"rxjs: grep switchMap", `{"action":"grep","packageName":"rxjs","version":"7.8.2","pattern":"switchMap"}`, `\.d\.ts:\d+:\d+:`},
 	{"mistake: name@version in packageName", `{"action":"list","packageName":"lucide-react@1.81.0"}`, `1\.81\.0`},
 	{"mistake: node_modules/ prefix", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"node_modules/lucide-react/package.json"}`, `"name": "lucide-react"`},
 	{"mistake: wrong path", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist/index.d.ts"}`, `dist/lucide-react\.d\.ts`},
