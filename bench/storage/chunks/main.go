@@ -3,7 +3,7 @@
 // content-defined, line-aligned chunks: the bound on what any index that
 // shares text below the file between versions could save (issue 15).
 //
-//	go run ./bench/storage/chunks [-avg 2048,4096,8192] A.tgz B.tgz ...
+//	go run ./bench/storage/chunks [-avg 2048,4096,8192] [-grep lit,...] A.tgz B.tgz ...
 //
 // Tarballs are read in the order given (oldest first), e.g. from
 // `npm pack PACKAGE@VERSION`. A chunk ends after a newline once a gear
@@ -44,6 +44,7 @@ import (
 
 func main() {
 	avgs := flag.String("avg", "2048,4096,8192", "average chunk sizes to try, comma-separated powers of two")
+	greps := flag.String("grep", "", "comma-separated literals: count the last version's chunks a trigram index would hand a grep for each, and time decompressing them")
 	flag.Parse()
 	if flag.NArg() < 2 {
 		fmt.Fprintln(os.Stderr, "usage: chunks [-avg 2048,4096,8192] OLDEST.tgz ... NEWEST.tgz")
@@ -78,6 +79,8 @@ func main() {
 		var distinct, compressed, last int64
 		shared := newPostings()
 		var frames [][]byte // the compressed chunks, to time decompressing them
+		frameOf := map[[32]byte]int{}
+		var lastChunks [][32]byte // the last version's chunks, in file order
 		fmt.Printf("average chunk %d bytes\n", avg)
 		for i, files := range versions {
 			var total, fresh int64
@@ -85,9 +88,13 @@ func main() {
 				total += int64(len(f))
 				for _, c := range chunk(f, avg) {
 					h := sha256.Sum256(c)
+					if i == len(versions)-1 {
+						lastChunks = append(lastChunks, h)
+					}
 					if seen[h] {
 						continue
 					}
+					frameOf[h] = len(frames)
 					seen[h] = true
 					fresh += int64(len(c))
 					z := enc.EncodeAll(c, nil)
@@ -119,7 +126,67 @@ func main() {
 		dec.Close()
 		fmt.Printf("  decompressing every distinct chunk, one core: %.0f MB/s, %.1f µs a chunk\n",
 			mb(distinct)/el.Seconds(), float64(el.Microseconds())/float64(len(frames)))
+		if *greps != "" {
+			candidates(strings.Split(*greps, ","), versions[len(versions)-1], lastChunks, frames, frameOf)
+		}
 	}
+}
+
+// candidates prints, for each literal, what a grep of the last version
+// would read with text compressed at rest: the chunks holding every
+// trigram of the literal (what postings over chunks hand the scanner),
+// how many of them hold the literal itself, the time to decompress the
+// candidates on one core, and today's 8 KiB blocks holding every trigram
+// (read from the mapping, nothing to decompress).
+func candidates(lits []string, files [][]byte, chunks [][32]byte, frames [][]byte, frameOf map[[32]byte]int) {
+	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	defer dec.Close()
+	for _, lit := range lits {
+		var cand, hits []int
+		var buf []byte
+		var err error
+		for _, h := range chunks {
+			fi := frameOf[h]
+			if buf, err = dec.DecodeAll(frames[fi], buf[:0]); err != nil {
+				fmt.Fprintln(os.Stderr, "chunks: decoding a chunk:", err)
+				os.Exit(1)
+			}
+			if hasTrigrams(buf, lit) {
+				cand = append(cand, fi)
+				if bytes.Contains(buf, []byte(lit)) {
+					hits = append(hits, fi)
+				}
+			}
+		}
+		t0 := time.Now()
+		for _, fi := range cand {
+			if buf, err = dec.DecodeAll(frames[fi], buf[:0]); err != nil {
+				fmt.Fprintln(os.Stderr, "chunks: decoding a chunk:", err)
+				os.Exit(1)
+			}
+		}
+		el := time.Since(t0)
+		var blocks int
+		for _, f := range files {
+			for _, b := range cutEvery(f, 8<<10) {
+				if hasTrigrams(b, lit) {
+					blocks++
+				}
+			}
+		}
+		fmt.Printf("  grep %q: %d candidate chunks (%d hold it), decompressed in %.2f ms on one core; today %d candidate 8 KiB blocks, read mapped\n",
+			lit, len(cand), len(hits), float64(el.Microseconds())/1000, blocks)
+	}
+}
+
+// hasTrigrams reports whether b holds every trigram of lit.
+func hasTrigrams(b []byte, lit string) bool {
+	for i := 0; i+3 <= len(lit); i++ {
+		if !bytes.Contains(b, []byte(lit[i:i+3])) {
+			return false
+		}
+	}
+	return true
 }
 
 // postings sizes trigram posting lists without keeping them: documents
