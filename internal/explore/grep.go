@@ -604,11 +604,11 @@ func (g *grepPage) runLine() error {
 			gm = &m
 		} else {
 			add := append([]GrepWindow{{Column: m.Column, Text: m.Text, TextOffset: m.TextOffset}}, m.Windows...)
-			cost := Cost(add)
+			text := 0 // as textCost counts a window's line
 			for _, w := range add {
-				cost += len(m.File) + len(w.Text) + 56
+				text += len(m.File) + len(w.Text) + 56
 			}
-			if !g.b.Take(cost) {
+			if !g.b.Take(max(Cost(add), text)) {
 				break
 			}
 			gm.Windows = append(gm.Windows, add...)
