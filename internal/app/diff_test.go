@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,6 +263,9 @@ func TestDiffTotalsOnRESTAndWeb(t *testing.T) {
 	resp, b := m.get("/diff/" + difftest.Package + "?" + url.Values{"from": {whole.From}, "to": {whole.To}}.Encode())
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `id="diff-summary">`+total+" files changed (") {
 		t.Errorf("web diff page: %d, want the summary %q…:\n%s", resp.StatusCode, total+" files changed (", b)
+	}
+	if sized := regexp.MustCompile(`<td class="num">\d+(\.\d)? [KM]?B → \d+(\.\d)? [KM]?B</td>`); !strings.Contains(string(b), `<th scope="col">Size</th>`) || !sized.Match(b) {
+		t.Errorf("web diff page: no size column with a modified file's two sizes:\n%s", b)
 	}
 }
 
