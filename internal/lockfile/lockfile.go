@@ -219,6 +219,8 @@ var (
 	// ErrTooLarge: the file is bigger than Limits.MaxBytes, or holds
 	// more syntax nodes than Limits.MaxNodes.
 	ErrTooLarge = errors.New("lockfile too large")
+	// ErrTooManyFolders: Tree's layout passed Limits.MaxFolders.
+	ErrTooManyFolders = errors.New("lockfile installs too many folders")
 	// ErrNoLockfile: Find found neither a lockfile nor a package.json.
 	ErrNoLockfile = errors.New("no lockfile or package.json")
 )
@@ -257,6 +259,15 @@ type Limits struct {
 	// dependencies); the default 16 leaves room and keeps the stack small
 	// on hostile input.
 	MaxNesting int
+	// MaxFolders caps the folders Tree lays out (0: no cap); past it Tree
+	// stops and fails with ErrTooManyFolders. The hoisted layout of a
+	// pnpm, yarn or bun graph can be far larger than its lockfile: each
+	// package locked in two versions that depend on one another nests a
+	// copy under every folder, so a 737 KB pnpm lockfile of 700 such
+	// packages laid out 490,700 folders in 3 minutes of CPU and 1.1 GiB
+	// before a cap checked after the layout refused it
+	// (docs/RELIABILITY.md). Projects set it to max-project-packages.
+	MaxFolders int
 }
 
 // DefaultLimits returns the defaults documented on each field.

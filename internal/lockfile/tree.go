@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -41,9 +42,9 @@ func (lim Limits) Tree(filename string, data, manifest []byte) (*Lockfile, []Ins
 	if err != nil {
 		return nil, nil, err
 	}
-	tree := lf.tree
+	tree, capped := lf.tree, false
 	if lf.graph != nil {
-		tree = hoist(lf.graph)
+		tree, capped = hoist(lf.graph, lim.MaxFolders)
 	}
 	lf.tree, lf.graph = nil, nil
 	if tree == nil {
@@ -53,6 +54,10 @@ func (lim Limits) Tree(filename string, data, manifest []byte) (*Lockfile, []Ins
 	}
 	slices.SortFunc(tree, func(a, b Install) int { return cmp.Compare(a.Path, b.Path) })
 	tree = slices.CompactFunc(tree, func(a, b Install) bool { return a.Path == b.Path })
+	if capped || lim.MaxFolders > 0 && len(tree) > lim.MaxFolders {
+		return nil, nil, fmt.Errorf("lockfile: %s installs more than %d package folders (the limit MaxFolders): %w",
+			filepath.Base(filename), lim.MaxFolders, ErrTooManyFolders)
+	}
 	return lf, tree, nil
 }
 
@@ -85,7 +90,11 @@ func installPath(parent, name string) string {
 // and the order of a package's own declarations (name order is used;
 // published manifests are nearly always sorted). The test against npm's
 // own layout of testdata/midsize-app measures the difference.
-func hoist(g *depGraph) []Install {
+//
+// It stops once it has laid out more than maxFolders folders (when
+// positive), and says so: the layout of a graph can be quadratic in its
+// size or more, so its cost is bounded by the cap, not by the lockfile's.
+func hoist(g *depGraph, maxFolders int) (out []Install, capped bool) {
 	type folder struct {
 		path   string
 		depth  int
@@ -131,7 +140,6 @@ func hoist(g *depGraph) []Install {
 	for _, f := range importers {
 		push(f)
 	}
-	var out []Install
 	for q.Len() > 0 {
 		f := heap.Pop(q).(queued).f.(*folder)
 		want := needs[f]
@@ -197,10 +205,13 @@ func hoist(g *depGraph) []Install {
 			target.kids[d.Name] = kid
 			resolved[d.Name] = append(resolved[d.Name], resolution{f, target})
 			out = append(out, Install{Path: path, Dep: d})
+			if maxFolders > 0 && len(out) > maxFolders {
+				return out, true
+			}
 			push(kid)
 		}
 	}
-	return out
+	return out, false
 }
 
 // installable reports whether d's dependencies are installed beside it:

@@ -1,10 +1,15 @@
 package lockfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/lockfile/lockfiletest"
 )
 
 // readTree lays out the lockfile dir/file with the package.json beside it.
@@ -110,5 +115,39 @@ func TestHoistFixtures(t *testing.T) {
 				t.Errorf("npm has: %v\nhoist has: %v", missing, extra)
 			}
 		})
+	}
+}
+
+// TestTreeStopsAtMaxFolders: a layout past MaxFolders stops there and
+// fails with ErrTooManyFolders, so its cost is the cap's. Before, the
+// 280-package NestingPnpm lockfile (280 KB) was laid out whole, 78,680
+// folders, before the caller's count refused it (and 700 packages, a
+// 737 KB file, took 3 minutes of CPU and 1.1 GiB in the mirror).
+func TestTreeStopsAtMaxFolders(t *testing.T) {
+	data := []byte(lockfiletest.NestingPnpm(280, 40))
+	lim := DefaultLimits()
+	g, err := lim.parse("pnpm-lock.yaml", data, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, capped := hoist(g.graph, 2000); len(out) != 2001 || !capped {
+		t.Errorf("hoist with a cap of 2000 laid out %d folders (capped %v), want 2001 and capped", len(out), capped)
+	}
+	lim.MaxFolders = 2000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, tree, err := lim.Tree("pnpm-lock.yaml", data, nil)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooManyFolders) || !strings.Contains(err.Error(), "more than 2000") || tree != nil {
+		t.Errorf("Tree over MaxFolders: %d folders, %v; want ErrTooManyFolders saying more than 2000", len(tree), err)
+	}
+	// The parse itself allocates about 10 MiB; the whole layout 350.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 48<<20 {
+		t.Errorf("Tree over MaxFolders allocated %d MiB, want under 48: the layout did not stop at the cap", alloc>>20)
+	}
+	// Within the cap, the whole layout: n·(n+1) folders.
+	lim.MaxFolders = 100_000
+	if _, tree, err := lim.Tree("pnpm-lock.yaml", data, nil); err != nil || len(tree) != 78_680 {
+		t.Errorf("Tree within MaxFolders: %d folders, %v; want 78,680", len(tree), err)
 	}
 }

@@ -212,6 +212,9 @@ func (s *Service) register(ctx context.Context, u Upload, release func()) (*Regi
 	}
 	lim := s.lim.Lockfile
 	lim.MaxBytes = max(s.lim.MaxLockfileBytes, 1)
+	// The layout stops past the folder cap: its cost grows with the tree
+	// it lays out, which can be far larger than the lockfile.
+	lim.MaxFolders = s.lim.MaxPackages
 	if release == nil {
 		if err := s.parses.Acquire(ctx); err != nil {
 			return nil, err
@@ -220,6 +223,10 @@ func (s *Service) register(ctx context.Context, u Upload, release func()) (*Regi
 	}
 	lf, tree, err := lim.Tree(u.Lockfile.Name, []byte(u.Lockfile.Content), manifest)
 	release()
+	if errors.Is(err, lockfile.ErrTooManyFolders) {
+		return nil, &LimitError{Setting: "max-project-packages",
+			Msg: fmt.Sprintf("the lockfile installs more than %d packages", s.lim.MaxPackages)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
