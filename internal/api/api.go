@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,6 +40,9 @@ type Options struct {
 	// WebDocs serves POST /v1/webdocs and the explore_web_docs MCP tool
 	// (webdocs.go); nil leaves both out.
 	WebDocs *webdocs.Service
+	// ReadTimeout is the server's read-timeout, which a request body's
+	// read error names when it passed (BodyErrors).
+	ReadTimeout time.Duration
 	// StallTimeout bounds each write of a raw file to a client
 	// (--stalled-client-timeout); 0 leaves only the server's write-timeout.
 	StallTimeout time.Duration
@@ -76,6 +80,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.HTTPErrorHandler = s.handleError
 	e.JSONSerializer = jsonSerializer{}
 	e.Use(SecurityHeaders) // first, so refusals carry them too
+	e.Use(PrivateAnswers)
 	e.Use(middleware.RequestID())
 	// A panic in a handler (a bug) answers that request with the 500 the
 	// error handler writes (its message hidden, the panic and stack
@@ -96,6 +101,8 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 			return nil
 		},
 	}))
+	// Inside the body limit's reader, so its 413 passes through.
+	e.Use(BodyErrors(opt.ReadTimeout))
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 		Limit: strconv.FormatInt(opt.MaxBodyBytes, 10) + "B",
 		// Routes that carry larger bodies apply their own limit.
@@ -169,6 +176,15 @@ func (s *Server) handleError(err error, c echo.Context) {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(int(class.RetryAfter.Seconds()+0.5)))
 		}
 	}
+	if raw, ok := c.Get(bodyFailedKey).(error); ok && status < 500 {
+		// BodyErrors replaced the transport's error (which names
+		// addresses) in the message; the log keeps it.
+		s.log.Info("request body failed", "id", c.Response().Header().Get(echo.HeaderXRequestID), "err", raw)
+		var ne net.Error
+		if errors.As(raw, &ne) && ne.Timeout() {
+			status, body.Error.Code = http.StatusRequestTimeout, httpCode(http.StatusRequestTimeout)
+		}
+	}
 	if status >= 500 {
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
 		s.log.Error("request failed", "id", id, "status", status, "err", err, "detail", upstream.Detail(err))
@@ -198,6 +214,12 @@ func httpCode(status int) string {
 		return "method_not_allowed"
 	case http.StatusRequestEntityTooLarge:
 		return "body_too_large"
+	case http.StatusUnprocessableEntity:
+		// A request over a limit the handler names (a project's
+		// max-project-packages), as explore's limit errors are coded.
+		return "limit_exceeded"
+	case http.StatusRequestTimeout:
+		return "body_timeout"
 	case http.StatusBadRequest:
 		return "bad_request"
 	case http.StatusUnsupportedMediaType:

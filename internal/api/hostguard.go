@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/auth"
 )
 
 // HostGuard protects a mirror that runs without tokens (a developer's
@@ -89,6 +91,32 @@ func SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h := c.Response().Header()
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
+		return next(c)
+	}
+}
+
+// PrivateAnswers keeps answers to a verified caller out of shared caches
+// and off the disk: once auth has verified a token (the web pages' cookie
+// included), an answer whose route did not mark it "private" itself is
+// sent with "private, no-store". Before, a page or JSON answer about a
+// private package had no Cache-Control, or MCP's "no-cache" (which lets a
+// cache store it): read with the login cookie, which unlike the
+// Authorization header does not keep a response out of shared caches, a
+// proxy between the browser and the mirror could keep it for the next
+// visitor, and the browser kept it on disk after logout. Raw files keep
+// their own "private, max-age=…, immutable" (cacheControl), and the
+// pages' static files, the same for everyone, are left alone.
+func PrivateAnswers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if strings.HasPrefix(c.Request().URL.Path, "/static/") {
+			return next(c)
+		}
+		res := c.Response()
+		res.Before(func() {
+			if _, ok := auth.FromContext(c); ok && !strings.Contains(res.Header().Get(echo.HeaderCacheControl), "private") {
+				res.Header().Set(echo.HeaderCacheControl, "private, no-store")
+			}
+		})
 		return next(c)
 	}
 }

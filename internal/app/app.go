@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/net/netutil"
 
 	"github.com/pkgscope/pkgscope/internal/api"
 	"github.com/pkgscope/pkgscope/internal/auth"
@@ -183,12 +184,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
+		ReadTimeout:   cfg.ReadTimeout,
 		DiffPageBytes: cfg.MaxAnswerBytes,
 	})
-	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), parses)
+	// Lockfile bodies are received within one byte budget, then parsed
+	// within the parse slots: a slow body holds no slot.
+	bodies := warm.NewBodyBudget(cfg.MaxLockfileBytesInFlight, cfg.MaxWarmBodyBytes, cfg.ReadTimeout)
+	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), parses, bodies)
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
 	wh.Register(e, warmBody)
-	project.NewHandlers(a.Projects).Register(e, warmBody)
+	project.NewHandlers(a.Projects, bodies).Register(e, warmBody)
 	a.mountWeb(e, svc, wh, reg, ropt.Access)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is
@@ -260,13 +265,17 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s (setting addr): %w", cfg.Addr, err)
 	}
+	// Past max-connections the next connection waits to be accepted: a
+	// client holding connections open with unfinished headers (no token
+	// needed) costs at most that many connections' buffers.
+	ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	srv := &http.Server{
 		Handler:           a.Handler(),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 	}
 	_, stopSide, err := serveSide(cfg, a.Metrics, log)
 	if err != nil {

@@ -64,6 +64,10 @@ type Config struct {
 	LockfileMaxBytes  int64
 	LockfileMaxNodes  int
 	MaxLockfileParses int
+	// MaxLockfileBytesInFlight caps the bytes of POST /v1/warm and
+	// /v1/projects bodies being received at once; they are read before a
+	// parse slot is taken (warm.BodyBudget), so a slow body holds none.
+	MaxLockfileBytesInFlight int64
 	// PublicURL is the mirror's address as its users reach it
 	// ("https://pkgscope.example.internal"): answers then link to the web
 	// page of what they answered. Empty: a mirror listening on a loopback
@@ -85,6 +89,13 @@ type Config struct {
 	// the HTTP server; WriteTimeout must outlast FillTimeout, since a cold
 	// request waits for its ingest.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConnections caps the API listener's open connections (more wait
+	// in the kernel's accept queue), and MaxHeaderBytes a request's
+	// headers: a connection that has not sent its whole header yet is
+	// held for ReadHeaderTimeout, needs no token, and costs the server
+	// its buffers (about 100 KiB with 60 KiB of headers).
+	MaxConnections int
+	MaxHeaderBytes int
 	// StalledClientTimeout bounds each write of a raw file to a client:
 	// one that stops reading releases its stream then, not at
 	// WriteTimeout. MaxBodyBytesInFlight caps the memory of file bodies
@@ -346,12 +357,15 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.ProjectReadyVersions, "project-ready-versions", "how many versions project answers remember as ready, reading only the others' states from the store on each grep (0: none)")
 	b.Bytes(&c.LockfileMaxBytes, "lockfile-max-bytes", "largest lockfile POST /v1/warm parses")
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
-	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects bodies read and parsed at once; more wait before reading theirs")
+	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects lockfiles parsed at once, once their bodies arrived; more wait")
+	b.Bytes(&c.MaxLockfileBytesInFlight, "max-lockfile-bytes-in-flight", "memory of POST /v1/warm and /v1/projects bodies being received at once (at least max-warm-body-bytes); more wait")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
 	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "time to read request headers")
 	b.Dur(&c.ReadTimeout, "read-timeout", "time to read a whole request")
+	b.Int(&c.MaxConnections, "max-connections", "connections the API listener keeps open at once; more wait to be accepted")
+	b.Int(&c.MaxHeaderBytes, "max-header-bytes", "largest request header block (request line, headers, cookies) in bytes")
 	b.Dur(&c.WriteTimeout, "write-timeout", "time to write a response, including a cold fill")
 	b.Dur(&c.StalledClientTimeout, "stalled-client-timeout", "time one write of a raw file may take before a client that stopped reading is dropped")
 	b.Bytes(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", "memory of file bodies streamed at once (read, raw GETs); more wait")
@@ -483,6 +497,8 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("max-body-bytes", c.MaxBodyBytes)
+	positive("max-connections", int64(c.MaxConnections))
+	positive("max-header-bytes", int64(c.MaxHeaderBytes))
 	positive("max-body-bytes-in-flight", c.MaxBodyBytesInFlight)
 	positive("stalled-client-timeout", int64(c.StalledClientTimeout))
 	positive("max-warm-body-bytes", c.MaxWarmBodyBytes)
@@ -494,6 +510,11 @@ func (c Config) Validate() error {
 	positive("lockfile-max-bytes", c.LockfileMaxBytes)
 	positive("lockfile-max-nodes", int64(c.LockfileMaxNodes))
 	positive("max-lockfile-parses", int64(c.MaxLockfileParses))
+	positive("max-lockfile-bytes-in-flight", c.MaxLockfileBytesInFlight)
+	if c.MaxLockfileBytesInFlight < c.MaxWarmBodyBytes {
+		// A body of max-warm-body-bytes could never be read whole.
+		errs = append(errs, fmt.Errorf("max-lockfile-bytes-in-flight (%d) must be at least max-warm-body-bytes (%d)", c.MaxLockfileBytesInFlight, c.MaxWarmBodyBytes))
+	}
 	positive("max-tarball-bytes", c.MaxTarballBytes)
 	positive("max-unpacked-bytes", c.MaxUnpackedBytes)
 	positive("max-files", int64(c.MaxFiles))

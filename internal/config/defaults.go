@@ -39,13 +39,14 @@ func Default() Config {
 	pg := pglock.DefaultOptions()
 	gc := blobgc.DefaultOptions()
 	return Config{
-		Addr:              "127.0.0.1:7878",
-		DataDir:           defaultDataDir(),
-		MaxBodyBytes:      1 << 20,
-		MaxWarmBodyBytes:  64 << 20,
-		LockfileMaxBytes:  lf.MaxBytes,
-		LockfileMaxNodes:  lf.MaxNodes,
-		MaxLockfileParses: warm.DefaultMaxLockfileParses,
+		Addr:                     "127.0.0.1:7878",
+		DataDir:                  defaultDataDir(),
+		MaxBodyBytes:             1 << 20,
+		MaxWarmBodyBytes:         64 << 20,
+		LockfileMaxBytes:         lf.MaxBytes,
+		LockfileMaxNodes:         lf.MaxNodes,
+		MaxLockfileParses:        warm.DefaultMaxLockfileParses,
+		MaxLockfileBytesInFlight: warm.DefaultLockfileBytesInFlight,
 
 		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,
 
@@ -55,7 +56,16 @@ func Default() Config {
 		ProjectReadyVersions:    pl.ReadyVersions,
 		ReadHeaderTimeout:       10 * time.Second,
 		ReadTimeout:             30 * time.Second,
-		WriteTimeout:            6 * time.Minute,
+		// 4,096 connections: 8,000 clients each holding 60 KiB of an
+		// unfinished header took a mirror from 55 to 883 MiB RSS
+		// (docs/RELIABILITY.md); at this cap, 8,000 such clients cost it
+		// 527 MiB (4,096 held, ~115 KiB each); nginx in the
+		// compose file opens at most its worker_connections, 4,096.
+		MaxConnections: 4096,
+		// 64 KiB: a REST glob (max-glob-patterns x max-glob-pattern-bytes,
+		// 32 KiB) escaped in the URL, beside a token and a cookie.
+		MaxHeaderBytes: 64 << 10,
+		WriteTimeout:   6 * time.Minute,
 		// 30s: a client reading at all takes well under that per 32 KiB.
 		StalledClientTimeout: 30 * time.Second,
 		// 64 MiB: 7 streams from Postgres (1 MiB chunk + 8 MiB zstd

@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/pkgscope/pkgscope/internal/strictjson"
+	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
 // Handlers serve project registration over HTTP:
@@ -21,12 +21,18 @@ import (
 // max-project-packages 422, both naming the setting; an unknown id 404; a
 // project holding a package the caller's token may not read 403 naming it.
 type Handlers struct {
-	svc *Service
+	svc    *Service
+	bodies *warm.BodyBudget
 }
 
-// NewHandlers returns the handlers over svc.
-func NewHandlers(svc *Service) *Handlers {
-	return &Handlers{svc: svc}
+// NewHandlers returns the handlers over svc, reading bodies within bodies
+// (shared with POST /v1/warm; nil: one of its own,
+// warm.DefaultBodyBudget).
+func NewHandlers(svc *Service, bodies *warm.BodyBudget) *Handlers {
+	if bodies == nil {
+		bodies = warm.DefaultBodyBudget()
+	}
+	return &Handlers{svc: svc, bodies: bodies}
 }
 
 // Register mounts the routes on e; mw wraps the POST (its own body limit:
@@ -37,22 +43,25 @@ func (h *Handlers) Register(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 }
 
 func (h *Handlers) post(c echo.Context) error {
-	// The parse slot (setting max-lockfile-parses) is taken before the
-	// body is read, as POST /v1/warm does: uploads waiting for a slot
-	// hold no body, so a burst of 32 MiB lockfiles costs at most that
-	// many bodies and parses at once. It is given back once the lockfile
-	// is parsed (or on any earlier refusal).
+	// The body first, its bytes charged to max-lockfile-bytes-in-flight
+	// as they arrive (shared with POST /v1/warm), then a parse slot
+	// (max-lockfile-parses), as POST /v1/warm does: a body sent slowly
+	// holds no slot, and uploads waiting for a slot hold only their
+	// charged bodies. The slot is given back once the lockfile is parsed
+	// (or on any earlier refusal), the body's bytes when the request ends.
 	ctx := c.Request().Context()
+	var u Upload
+	done, err := h.bodies.DecodeBody(c, &u, "max-warm-body-bytes")
+	if err != nil {
+		return err
+	}
+	defer done()
 	if err := h.svc.parses.Acquire(ctx); err != nil {
 		c.Response().Header().Set("Retry-After", "1")
 		return err
 	}
 	release := sync.OnceFunc(h.svc.parses.Release)
 	defer release()
-	var u Upload
-	if err := strictjson.DecodeBody(c.Request(), &u, "max-warm-body-bytes"); err != nil {
-		return err
-	}
 	reg, err := h.svc.register(ctx, u, release)
 	if err != nil {
 		return h.httpError(err)

@@ -27,20 +27,23 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 func (b *watchedBody) Close() error { return nil }
 
-// TestPostProjectTakesTheSlotBeforeTheBody: POST /v1/projects waits for a
-// parse slot (max-lockfile-parses, shared with POST /v1/warm) before it
-// reads its body, so uploads queued behind busy slots hold no lockfile in
-// memory; one whose caller gives up meanwhile is a 503 naming the setting,
-// its body never read. With a free slot it registers and gives it back.
-func TestPostProjectTakesTheSlotBeforeTheBody(t *testing.T) {
+// TestPostProjectReadsItsBodyBeforeTheSlot: POST /v1/projects reads its
+// body within the lockfile body budget (max-lockfile-bytes-in-flight,
+// shared with POST /v1/warm) and only then waits for a parse slot
+// (max-lockfile-parses): a body sent slowly holds no slot. One whose
+// caller gives up while the slots are busy is a 503 naming the setting,
+// its body's bytes given back. With a free slot it registers and gives
+// back both.
+func TestPostProjectReadsItsBodyBeforeTheSlot(t *testing.T) {
 	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	slots := warm.NewParseSlots(1)
+	bodies := warm.DefaultBodyBudget()
 	e := echo.New()
-	project.NewHandlers(project.New(st, noWarm{}, nil, project.DefaultLimits(), slots)).Register(e)
+	project.NewHandlers(project.New(st, noWarm{}, nil, project.DefaultLimits(), slots), bodies).Register(e)
 	lock := `{"lockfile":{"name":"package-lock.json","content":"{\"lockfileVersion\": 3, \"packages\": {\"\": {}, \"node_modules/a\": {\"version\": \"1.0.0\"}}}"}}`
 	post := func(ctx context.Context) (*httptest.ResponseRecorder, *watchedBody) {
 		body := &watchedBody{Reader: strings.NewReader(lock)}
@@ -60,8 +63,8 @@ func TestPostProjectTakesTheSlotBeforeTheBody(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "max-lockfile-parses") || rec.Header().Get("Retry-After") == "" {
 		t.Errorf("POST with every parse slot taken: %d %q, want 503 naming max-lockfile-parses with Retry-After", rec.Code, rec.Body)
 	}
-	if body.read {
-		t.Errorf("POST read its body before it had a parse slot")
+	if !body.read || bodies.Held() != 0 {
+		t.Errorf("POST waiting for a slot: body read %v, %d bytes of the budget held; want read, none held", body.read, bodies.Held())
 	}
 	slots.Release()
 
@@ -69,8 +72,8 @@ func TestPostProjectTakesTheSlotBeforeTheBody(t *testing.T) {
 	if rec.Code != http.StatusCreated || !body.read {
 		t.Fatalf("POST with a free slot: %d %q, want 201", rec.Code, rec.Body)
 	}
-	if len(slots) != 0 {
-		t.Errorf("the registration kept its parse slot")
+	if len(slots) != 0 || bodies.Held() != 0 {
+		t.Errorf("the registration kept its parse slot (%d) or %d bytes of the body budget", len(slots), bodies.Held())
 	}
 	// Registered already: answered from the store, the slot given back too.
 	if rec, _ = post(t.Context()); rec.Code != http.StatusOK || len(slots) != 0 {

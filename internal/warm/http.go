@@ -13,7 +13,6 @@ import (
 	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/lockfile"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
-	"github.com/pkgscope/pkgscope/internal/strictjson"
 )
 
 // Requests is what the HTTP handlers need of a Queue.
@@ -34,18 +33,20 @@ type Requests interface {
 //	GET /v1/warm/{id} → 200 Progress
 //
 // The body size is bounded by the server's max-warm-body-bytes, the
-// lockfile's parse by lockfile limits, and how many bodies are read and
-// parsed at once by a semaphore: the body, its decoded strings and the
-// parse are the cost of a POST, and a few at once must not add up to more
-// memory than the process has.
+// bytes of bodies being received at once by a BodyBudget, the lockfile's
+// parse by lockfile limits, and how many are parsed at once by ParseSlots:
+// the body, its decoded strings and the parse are the cost of a POST, and
+// a few at once must not add up to more memory than the process has.
 type Handlers struct {
 	reqs   Requests
 	lim    lockfile.Limits
 	parses ParseSlots
+	bodies *BodyBudget
 }
 
-// ParseSlots bounds how many lockfiles the mirror reads and parses at once
-// (setting max-lockfile-parses). POST /v1/warm and the project
+// ParseSlots bounds how many lockfiles the mirror parses at once (setting
+// max-lockfile-parses); their bodies are read before, within a
+// BodyBudget. POST /v1/warm and the project
 // registrations (POST /v1/projects, `mirror mcp`'s local project) take
 // their slots from the same ParseSlots, so together they hold at most that
 // many parses' memory.
@@ -74,10 +75,14 @@ func (p ParseSlots) Release() { <-p }
 // under 512 MiB however many arrive (docs/RELIABILITY.md).
 const DefaultMaxLockfileParses = 2
 
-// NewHandlers returns the handlers over reqs, parsing lockfiles within lim
-// and within one of parses' slots each.
-func NewHandlers(reqs Requests, lim lockfile.Limits, parses ParseSlots) *Handlers {
-	return &Handlers{reqs: reqs, lim: lim, parses: parses}
+// NewHandlers returns the handlers over reqs, reading bodies within
+// bodies (nil: DefaultBodyBudget) and parsing
+// lockfiles within lim and within one of parses' slots each.
+func NewHandlers(reqs Requests, lim lockfile.Limits, parses ParseSlots, bodies *BodyBudget) *Handlers {
+	if bodies == nil {
+		bodies = DefaultBodyBudget()
+	}
+	return &Handlers{reqs: reqs, lim: lim, parses: parses, bodies: bodies}
 }
 
 // Register mounts the routes on e; mw wraps the POST (its body limit:
@@ -118,18 +123,22 @@ type PostResponse struct {
 
 func (h *Handlers) post(c echo.Context) error {
 	ctx := c.Request().Context()
+	// The body first, its bytes charged to max-lockfile-bytes-in-flight
+	// as they arrive, then a parse slot: a body sent slowly holds no slot
+	// (BodyBudget). Read into one buffer and decoded without a
+	// json.Decoder: a body costs itself plus its decoded strings, charged
+	// until the parse is done.
+	var body PostBody
+	done, err := h.bodies.DecodeBody(c, &body, "max-warm-body-bytes")
+	if err != nil {
+		return err
+	}
+	defer done()
 	if err := h.acquire(ctx); err != nil {
 		c.Response().Header().Set("Retry-After", "1")
 		return err
 	}
 	defer h.release()
-	// Read into one buffer and decoded without a json.Decoder
-	// (strictjson.ReadBody): here a body costs itself plus its decoded
-	// strings.
-	var body PostBody
-	if err := strictjson.DecodeBody(c.Request(), &body, "max-warm-body-bytes"); err != nil {
-		return err
-	}
 	id, err := h.accept(ctx, &body)
 	if err != nil {
 		return err
@@ -140,8 +149,8 @@ func (h *Handlers) post(c echo.Context) error {
 }
 
 // acquire takes one of the parse slots (setting max-lockfile-parses),
-// waiting until one is free or ctx ends. The POST takes it before reading
-// its body, so that the memory a body and its parse take is bounded too.
+// waiting until one is free or ctx ends. The POST takes it once its body
+// has arrived (BodyBudget bounds the bodies' memory before).
 func (h *Handlers) acquire(ctx context.Context) error {
 	if err := h.parses.Acquire(ctx); err != nil {
 		return err

@@ -26,7 +26,7 @@ func TestHTTP(t *testing.T) {
 	w := newWorker(t, reg, newLocation(t, sqliteBackend).open(t), testConfig(), nil)
 	w.start()
 	e := echo.New()
-	NewHandlers(w.q, lockfile.DefaultLimits(), NewParseSlots(2)).Register(e)
+	NewHandlers(w.q, lockfile.DefaultLimits(), NewParseSlots(2), nil).Register(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 

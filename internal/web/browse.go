@@ -111,10 +111,17 @@ func (p *Pages) browse(c echo.Context) error {
 		d.Entries = d.Entries[d.From:]
 	}
 	d.Versions = p.versions(c, o.Name, o.Version)
+	status := http.StatusOK
 	if q := c.QueryParam("grep"); q != "" {
 		d.Grep = p.grep(c, o, folder, q)
+		if d.Grep.Status != 0 {
+			// The folder is shown with the grep's error, under the
+			// status the API gives it: a bad pattern is a 400 to a
+			// script, not a page that worked.
+			status = d.Grep.Status
+		}
 	}
-	return p.render(c, http.StatusOK, "folder", page{Title: o.Name + "@" + o.Version + "/" + d.Path, Data: d})
+	return p.render(c, status, "folder", page{Title: o.Name + "@" + o.Version + "/" + d.Path, Data: d})
 }
 
 // hasFolder reports whether some file lies under folder/.
@@ -232,6 +239,8 @@ type grepData struct {
 	Truncated              string
 	Next                   string // the page of the following matches
 	Error                  string
+	// Status is the API's status for Error (explore.Classify), 0 without.
+	Status int
 }
 
 type grepFile struct {
@@ -283,8 +292,12 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 	res, err := p.d.Packages.Grep(c.Request().Context(), r)
 	if err != nil {
 		cl := explore.Classify(err)
+		g.Status = cl.Status
 		if cl.Status >= 500 {
 			p.log.Error("web: grep", "err", err)
+			if cl.RetryAfter > 0 {
+				c.Response().Header().Set("Retry-After", itoa(int(cl.RetryAfter.Seconds())))
+			}
 			g.Error = "the grep could not run now; try again shortly"
 		} else {
 			g.Error = err.Error()
