@@ -575,8 +575,11 @@ func (g *grepPage) run() error {
 
 // runLine fills a page with one long line's matches from the cursor's
 // column on: one entry, its windows those of as many searches (each
-// from the last one's MoreColumn) as the page holds, whole, so that the
-// entry's MoreColumn is where the next page starts.
+// from the last one's MoreColumn) as the page holds, window by window.
+// The page's first window is always taken, so paging advances; when a
+// window does not fit, the entry's MoreColumn is its match, and its
+// MoreInLine counts at least the windows left and what the search
+// counted after them.
 func (g *grepPage) runLine() error {
 	c := g.cur
 	g.res.FilesSearched, g.res.FilesSkipped, g.res.Skipped = 1, 0, nil
@@ -599,21 +602,27 @@ func (g *grepPage) runLine() error {
 			break
 		}
 		m := grepMatch(ir.Matches[0])
-		if gm == nil {
-			g.b.Take(max(Cost(m), textCost(m))) // the first always fits
-			gm = &m
-		} else {
-			add := append([]GrepWindow{{Column: m.Column, Text: m.Text, TextOffset: m.TextOffset}}, m.Windows...)
-			text := 0 // as textCost counts a window's line
-			for _, w := range add {
-				text += len(m.File) + len(w.Text) + 56
+		ws := append([]GrepWindow{{Column: m.Column, Text: m.Text, TextOffset: m.TextOffset}}, m.Windows...)
+		full := false
+		for i, w := range ws {
+			if gm == nil {
+				first := GrepMatch{File: m.File, Line: m.Line, Column: w.Column, Text: w.Text, TextOffset: w.TextOffset, LineBytes: m.LineBytes}
+				g.b.Take(max(Cost(first), textCost(first))) // the first always fits
+				gm = &first
+				continue
 			}
-			if !g.b.Take(max(Cost(add), text)) {
+			// As textCost counts a window's line.
+			if !g.b.Take(max(Cost(w), len(m.File)+len(w.Text)+56)) {
+				gm.MoreInLine, gm.MoreColumn, gm.MoreInLineCapped = len(ws)-i+m.MoreInLine, w.Column, true
+				full = true
 				break
 			}
-			gm.Windows = append(gm.Windows, add...)
-			gm.MoreInLine, gm.MoreColumn, gm.MoreInLineCapped = m.MoreInLine, m.MoreColumn, m.MoreInLineCapped
+			gm.Windows = append(gm.Windows, w)
 		}
+		if full {
+			break
+		}
+		gm.MoreInLine, gm.MoreColumn, gm.MoreInLineCapped = m.MoreInLine, m.MoreColumn, m.MoreInLineCapped
 		if gm.MoreInLine == 0 {
 			break
 		}

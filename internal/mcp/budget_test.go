@@ -62,3 +62,51 @@ func TestBudgetThroughMCP(t *testing.T) {
 		t.Errorf("%d matches seen, want %d", len(seen), want)
 	}
 }
+
+// TestMoreNextThroughMCP: a long line's moreNext, sent as the tool's
+// arguments as the text gives it, walks the line's matches page by page,
+// each page's text and structuredContent within maxBytes.
+func TestMoreNextThroughMCP(t *testing.T) {
+	m := newMirror(t)
+	line := []byte(strings.Repeat("<", 200_000)) // escaped in JSON: 6 bytes each
+	n := 0
+	for p := 7; p+3 < len(line); p += 900 {
+		copy(line[p:], "hit")
+		n++
+	}
+	m.reg.Publish("wide", "1.0.0", tarballtest.Package(t, map[string]string{"package.json": `{"name":"wide"}`, "min.js": string(line)}))
+	cs := inMemory(t, m.app.Service, mcp.Options{})
+	const budget = explore.MinAnswerBytes
+	args := fmt.Sprintf(`{"action":"grep","packageName":"wide","pattern":"hit","maxBytes":%d}`, budget)
+	pages, windows := 0, 0
+	for args != "" && pages < 1000 {
+		pages++
+		res := call(t, cs, args)
+		var g explore.GrepResult
+		decode(t, res, &g)
+		structured, _ := json.Marshal(res.StructuredContent)
+		// The grep's first page holds the line with its five windows,
+		// one item over this budget (page.go's one exception: the first
+		// item is always taken); moreNext's pages take a window at a time.
+		if pages > 1 && (len(text(res)) > budget || len(structured) > budget) {
+			t.Errorf("page %d: text %d bytes, structuredContent %d, over %d", pages, len(text(res)), len(structured), budget)
+		}
+		if len(g.Matches) != 1 {
+			t.Fatalf("page %d: %d matches, want the one line", pages, len(g.Matches))
+		}
+		mt := g.Matches[0]
+		windows += 1 + len(mt.Windows)
+		args = ""
+		if mt.MoreNext != nil {
+			b, _ := json.Marshal(mt.MoreNext)
+			args = string(b)
+			if !strings.Contains(text(res), "to see them, a window each, call explore_npm with "+args+"]") {
+				t.Errorf("page %d text does not give moreNext:\n%s", pages, text(res))
+			}
+		}
+	}
+	// 512-byte windows, a match every 900 bytes: one window each.
+	if windows != n || pages < 3 {
+		t.Errorf("%d pages, %d windows; want %d windows on several pages", pages, windows, n)
+	}
+}
