@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -69,6 +70,21 @@ var errExpandBudget = errors.New("expanded patterns too large")
 // spent.
 var errWildcardBudget = errors.New("too many wildcards")
 
+// quoted is p as its refusals quote it: whole when short, else its start
+// and its size, so that an answer refusing a pattern for its length is
+// not the pattern again (a 900 KB include was echoed whole).
+func quoted(p string) string {
+	const shown = 100
+	if len(p) <= shown+20 {
+		return strconv.Quote(p)
+	}
+	cut := shown
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return strconv.Quote(p[:cut]) + fmt.Sprintf("… (%d bytes)", len(p))
+}
+
 // Compile validates patterns ("!p" excludes p) and returns their Matcher.
 // An empty list, or one with only exclusions, includes every path.
 func Compile(patterns []string, lim Limits) (*Matcher, error) {
@@ -88,17 +104,17 @@ func Compile(patterns []string, lim Limits) (*Matcher, error) {
 		neg := strings.HasPrefix(p, "!")
 		body := strings.TrimPrefix(strings.TrimPrefix(p, "!"), "/")
 		if err := validate(body, lim); err != nil {
-			return nil, fmt.Errorf("%w: %q: %v", ErrBadPattern, p, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadPattern, quoted(p), err)
 		}
 		re, err := translate(body, &b)
 		if errors.Is(err, errExpandBudget) {
-			return nil, fmt.Errorf("%w: %q: with their braces written out the patterns exceed %d bytes (setting --max-glob-expanded-bytes); use fewer brace groups next to stars or slashes", ErrBadPattern, p, limit.bytes)
+			return nil, fmt.Errorf("%w: %s: with their braces written out the patterns exceed %d bytes (setting --max-glob-expanded-bytes); use fewer brace groups next to stars or slashes", ErrBadPattern, quoted(p), limit.bytes)
 		}
 		if errors.Is(err, errWildcardBudget) {
-			return nil, fmt.Errorf("%w: %q: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting --max-glob-wildcards); use fewer", ErrBadPattern, p, limit.wildcards)
+			return nil, fmt.Errorf("%w: %s: the patterns hold more than %d wildcards (*, **, ?, [...]; braces written out) (setting --max-glob-wildcards); use fewer", ErrBadPattern, quoted(p), limit.wildcards)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %v", ErrBadPattern, p, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadPattern, quoted(p), err)
 		}
 		if neg {
 			exclude = append(exclude, re)

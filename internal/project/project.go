@@ -193,6 +193,9 @@ func (s *Service) register(ctx context.Context, u Upload, release func()) (*Regi
 	if u.Lockfile.Name == "" || u.Lockfile.Content == "" {
 		return nil, fmt.Errorf(`%w: "lockfile" needs "name" (e.g. "package-lock.json") and "content"`, ErrBadInput)
 	}
+	if err := warm.CheckLockfileName(u.Lockfile.Name); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
 	if n := int64(len(u.Lockfile.Content)); n > s.lim.MaxLockfileBytes {
 		return nil, &LimitError{Setting: "max-project-lockfile-bytes", Bytes: true,
 			Msg: fmt.Sprintf("the lockfile is %d bytes, over the limit of %d", n, s.lim.MaxLockfileBytes)}

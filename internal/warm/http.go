@@ -113,6 +113,20 @@ type PostLockfile struct {
 	PackageJSON string `json:"packageJson,omitempty"`
 }
 
+// maxFileName is the longest file name a lockfile can have: NAME_MAX, 255
+// bytes on Linux, macOS and Windows alike.
+const maxFileName = 255
+
+// CheckLockfileName refuses a lockfile name longer than a file name can
+// be, saying what to give instead: the refusals that name the file would
+// otherwise quote it whole (a 5 MB name was answered back in full).
+func CheckLockfileName(name string) error {
+	if len(name) > maxFileName {
+		return fmt.Errorf(`lockfile "name" is %d bytes, longer than a file name can be (%d): give the file's name, e.g. "pnpm-lock.yaml"`, len(name), maxFileName)
+	}
+	return nil
+}
+
 // PostResponse answers POST /v1/warm.
 type PostResponse struct {
 	// ID identifies the request.
@@ -184,6 +198,9 @@ func (h *Handlers) accept(ctx context.Context, body *PostBody) (string, error) {
 		lf := body.Lockfile
 		if lf.Name == "" || lf.Content == "" {
 			return "", echo.NewHTTPError(http.StatusBadRequest, `"lockfile" needs "name" (e.g. "package-lock.json") and "content"`)
+		}
+		if err := CheckLockfileName(lf.Name); err != nil {
+			return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 		}
 		if n := int64(len(lf.Content)); n > h.lim.MaxBytes {
 			return "", echo.NewHTTPError(http.StatusRequestEntityTooLarge,

@@ -99,6 +99,11 @@ var accessTable = map[string][]accessCall{
 	"GET /v1/npm/*": {
 		{path: "/v1/npm/@priv/x@1.0.0/x.js", want: [3]int{401, 403, 200}},
 		{path: "/v1/npm/@priv/x@^1/-/files", want: [3]int{401, 403, 200}},
+		// The REST diff, and names that do not exist, spelt every way.
+		{path: "/v1/npm/@priv/x/-/diff?from=1.0.0&to=1.0.0", want: [3]int{401, 403, 200}},
+		{path: "/v1/npm/@priv/nope/-/diff?from=1.0.0&to=1.0.0", want: [3]int{401, 403, 404}},
+		{path: "/v1/npm/@priv%2fnope@1.0.0/-/files", want: [3]int{401, 403, 404}},
+		{path: "/v1/npm/%40priv%2Fx@1.0.0/x.js", want: [3]int{401, 403, 200}},
 	},
 	// The jsDelivr-compatible endpoints: metadata, resolved, listing.
 	"GET /v1/packages/npm/*": {
@@ -108,7 +113,10 @@ var accessTable = map[string][]accessCall{
 		{path: "/v1/packages/npm/@priv/x@1.0.0?structure=flat", want: [3]int{401, 403, 200}},
 	},
 	// ... and the file.
-	"GET /npm/*": {{path: "/npm/@priv/x@1.0.0/x.js", want: [3]int{401, 403, 200}}},
+	"GET /npm/*": {
+		{path: "/npm/@priv/x@1.0.0/x.js", want: [3]int{401, 403, 200}},
+		{path: "/npm/@priv/nope@1.0.0/x.js", want: [3]int{401, 403, 404}},
+	},
 	"POST /mcp": {
 		{path: "/mcp", body: mcpCall("explore_npm", `{"action":"list","packageName":"@priv/x"}`), want: [3]int{401, 403, 200}},
 		// Web docs are made of four public data packages outside both

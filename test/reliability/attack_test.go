@@ -196,3 +196,24 @@ func TestWebGrepErrorHasItsStatus(t *testing.T) {
 		t.Errorf("a grep that runs: %v, want 200", a)
 	}
 }
+
+// TestRefusalsDoNotEchoLongInput: a request refused for a field's length
+// answers a message of its own size, not the field again. Before, a
+// 5 MB lockfile name and a 900 KB grep include were quoted whole in their
+// 400s: answers as large as the request.
+func TestRefusalsDoNotEchoLongInput(t *testing.T) {
+	m := newMirror(t)
+	m.reg.Publish("lib", "1.0.0", tb.Package(t, map[string]string{"index.js": "export const x = 1;\n"}))
+	long := strings.Repeat("a", 64<<10)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/warm", `{"lockfile":{"name":"` + long + `","content":"{}"}}`},
+		{"/v1/projects", `{"lockfile":{"name":"` + long + `","content":"{}"}}`},
+		{"/v1/explore", `{"action":"grep","packageName":"lib","version":"1.0.0","pattern":"x","include":["` + long + `"]}`},
+		{"/v1/explore", `{"action":"glob","packageName":"lib","version":"1.0.0","patterns":["` + long + `"]}`},
+	} {
+		a := do(t.Context(), m.hc, http.MethodPost, m.url+c.path, c.body, answerBound)
+		if a.status != http.StatusBadRequest || len(a.body) > 1<<10 {
+			t.Errorf("%s with a 64 KiB field: %d, %d bytes (%.200s); want 400 in under 1 KiB", c.path, a.status, len(a.body), a.body)
+		}
+	}
+}
