@@ -668,6 +668,15 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 				gm = GrepMatch{File: mt.File, SameBytesAs: g.sameAs[mt.File], MatchingLines: mt.Count}
 			}
 			cost = max(Cost(gm), textCost(gm))
+			for g.b.items == 0 && cost > g.b.Left() && len(gm.Windows) > 0 {
+				// The page's first item is always taken: a long line's
+				// windows past the budget go to its moreNext instead.
+				w := gm.Windows[len(gm.Windows)-1]
+				gm.Windows = gm.Windows[:len(gm.Windows)-1]
+				gm.MoreInLine, gm.MoreColumn, gm.MoreInLineCapped = gm.MoreInLine+1, w.Column, true
+				gm.MoreNext = g.lineNext(gm.File, gm.Line, gm.MoreColumn)
+				cost = max(Cost(gm), textCost(gm))
+			}
 		} else {
 			cost = Cost(GrepFile{Path: mt.File})
 		}

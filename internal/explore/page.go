@@ -15,7 +15,9 @@ package explore
 //     (Answer, with the next request) is reserved before items are added.
 //     The first item of a page is always taken, so paging always advances;
 //     only an item larger than the whole budget (a grep match with 20
-//     context lines under a tiny maxBytes) can overflow it. diff cuts a
+//     context lines under a tiny maxBytes) can overflow it. A long line's
+//     windows are not such an item: those past the budget go to the
+//     match's moreNext (grep.go). diff cuts a
 //     line longer than a page inside it, at a rune boundary, so its pages
 //     never overflow.
 //  2. A cut answer says so (Answer.Truncated, TruncatedBy) and carries

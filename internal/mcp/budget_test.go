@@ -85,10 +85,7 @@ func TestMoreNextThroughMCP(t *testing.T) {
 		var g explore.GrepResult
 		decode(t, res, &g)
 		structured, _ := json.Marshal(res.StructuredContent)
-		// The grep's first page holds the line with its five windows,
-		// one item over this budget (page.go's one exception: the first
-		// item is always taken); moreNext's pages take a window at a time.
-		if pages > 1 && (len(text(res)) > budget || len(structured) > budget) {
+		if len(text(res)) > budget || len(structured) > budget {
 			t.Errorf("page %d: text %d bytes, structuredContent %d, over %d", pages, len(text(res)), len(structured), budget)
 		}
 		if len(g.Matches) != 1 {
