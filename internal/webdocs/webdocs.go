@@ -348,18 +348,30 @@ func isIdentRune(r rune) bool {
 // when the version or the file is missing.
 func (s *Service) file(ctx context.Context, name, spec, path, setting string) ([]byte, string, error) {
 	o, err := s.pkgs.Open(ctx, explore.Target{PackageName: name, Version: spec})
-	var b []byte
-	if err == nil {
-		_, b, o, err = s.pkgs.FileOf(ctx, o, path)
-	}
 	if err != nil {
-		var nf *explore.NotFoundError
-		if errors.As(err, &nf) {
-			return nil, "", fmt.Errorf("%w: %s@%s has no %s (setting %s)", errBadData, name, spec, path, setting)
-		}
-		return nil, "", fmt.Errorf("reading %s@%s (setting %s): %w", name, spec, setting, err)
+		return nil, "", pinnedErr(err, name, spec, "", setting)
+	}
+	_, b, o, err := s.pkgs.FileOf(ctx, o, path)
+	if err != nil {
+		return nil, "", pinnedErr(err, name, spec, path, setting)
 	}
 	return b, o.Version, nil
+}
+
+// pinnedErr is the error of reading path of a pinned data package (path
+// "" for the package itself). What the registry or the package lacks is
+// the operator's setting to fix, not the caller's request: it is a 502
+// upstream_bad_data naming the setting, never a 404, which a caller
+// searching for "gap" would read as "no such doc" (before, a pinned
+// version missing from the registry answered 404 not_found).
+func pinnedErr(err error, name, spec, path, setting string) error {
+	if explore.Classify(err).Status == http.StatusNotFound {
+		if path == "" {
+			return fmt.Errorf("%w: %s@%s is not in the registry (setting %s)", errBadData, name, spec, setting)
+		}
+		return fmt.Errorf("%w: %s@%s has no %s (setting %s)", errBadData, name, spec, path, setting)
+	}
+	return fmt.Errorf("reading %s@%s (setting %s): %w", name, spec, setting, err)
 }
 
 // idlFiles reads every top-level .idl file of @webref/idl.
@@ -367,7 +379,7 @@ func (s *Service) idlFiles(ctx context.Context) ([]IDLFile, string, error) {
 	t := explore.Target{PackageName: PackageIDL, Version: s.ver.IDL}
 	o, err := s.pkgs.Open(ctx, t)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading %s@%s (setting webdocs-idl-version): %w", PackageIDL, s.ver.IDL, err)
+		return nil, "", pinnedErr(err, PackageIDL, s.ver.IDL, "", "webdocs-idl-version")
 	}
 	var files []IDLFile
 	var mu sync.Mutex

@@ -217,3 +217,16 @@ func TestRefusalsDoNotEchoLongInput(t *testing.T) {
 		}
 	}
 }
+
+// TestWebDocsMissingDataIsNotA404: web docs whose pinned data packages
+// the registry does not hold answer 502 upstream_bad_data naming the
+// setting that pins them: the operator's to fix. Before: 404 not_found,
+// which a caller searching for "gap" reads as "no such doc".
+func TestWebDocsMissingDataIsNotA404(t *testing.T) {
+	m := newMirror(t) // the fake registry holds none of the four
+	a := do(t.Context(), m.hc, http.MethodPost, m.url+"/v1/webdocs", `{"action":"search","query":"gap"}`, answerBound)
+	if a.status != http.StatusBadGateway || a.code() != "upstream_bad_data" || !strings.Contains(string(a.body), "(setting webdocs-") ||
+		!strings.Contains(string(a.body), "is not in the registry") {
+		t.Errorf("web docs without their data packages: %v; want 502 upstream_bad_data saying which is not in the registry, naming its setting", a)
+	}
+}
