@@ -217,6 +217,25 @@ func TestComposeTopology(t *testing.T) {
 	}
 }
 
+// TestNginxPassesLockfiles: nginx lets POST /v1/warm and /v1/projects
+// bodies up to the mirror's max-warm-body-bytes through, so the mirror
+// answers an oversize one with its JSON 413 naming the setting. Before,
+// the one client_max_body_size (8m, for the API's 1 MiB bodies) refused
+// every lockfile over 8 MiB with nginx's HTML page, while README
+// promised 64 MiB warm bodies and 32 MiB project lockfiles.
+func TestNginxPassesLockfiles(t *testing.T) {
+	conf := readNginx(t)
+	m := regexp.MustCompile(`(?s)location ~ \^/v1/\(warm\|projects\)\$ \{[^}]*client_max_body_size (\d+)m;`).FindStringSubmatch(conf)
+	if m == nil {
+		t.Fatal("nginx.conf has no location for /v1/warm and /v1/projects with a client_max_body_size in MiB")
+	}
+	var mib int64
+	fmt.Sscan(m[1], &mib)
+	if want := config.Default().MaxWarmBodyBytes; mib<<20 <= want {
+		t.Errorf("nginx passes lockfile bodies up to %d MiB, want more than max-warm-body-bytes (%d MiB)", mib, want>>20)
+	}
+}
+
 // settingName matches the environment variables the binaries read.
 var settingName = regexp.MustCompile(`^(PKGSCOPE_[A-Z0-9_]+|npm_config_[a-z_]+)$`)
 
