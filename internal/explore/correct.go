@@ -62,7 +62,7 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 	}
 	a := Answer{PackageName: o.Name, Version: o.Version, ResolvedFrom: resolvedFrom(r.Version), Source: o.Source, Notes: notes}
 	if latest, msg := s.skippedLatest(ctx, o, r.Version); latest != "" {
-		what := "no version given"
+		what := NoVersionGiven
 		if r.Version != "" {
 			what = a.ResolvedFrom
 		}
@@ -128,10 +128,15 @@ func (s *Service) skippedLatest(ctx context.Context, o *Opened, version string) 
 	return latest, pv.Deprecation()
 }
 
+// NoVersionGiven is why a request without a version got the version it
+// got: Answer.ResolvedFrom is "latest: " and it, or, when latest was
+// deprecated and passed over, it, "; " and why.
+const NoVersionGiven = "no version given"
+
 // resolvedFrom says why the version answered was chosen.
 func resolvedFrom(version string) string {
 	if version == "" {
-		return "latest: no version given"
+		return "latest: " + NoVersionGiven
 	}
 	spec, err := npmspec.ParseSpec(version)
 	if err != nil {

@@ -33,3 +33,22 @@ func TestDeprecatedVersionNoteInText(t *testing.T) {
 		t.Errorf("no version given: %q, want it to start\n%q", txt, want)
 	}
 }
+
+// TestProjectKeepsThePassedOverLatest: in a project that does not depend
+// on the package, the version is left to latest, and the first line
+// still says that latest was deprecated and passed over.
+func TestProjectKeepsThePassedOverLatest(t *testing.T) {
+	m := newMirror(t)
+	tgz := tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"})
+	m.reg.Publish("left", "1.0.0", tgz)
+	m.reg.Publish("left", "1.1.0", tgz, fakeregistry.Deprecated("broken build, use 1.0.0"))
+	m.reg.Publish("right", "1.0.0", tgz)
+	cs := inMemory(t, m.app.Service, mcp.Options{Project: project(t, t.TempDir())})
+	want := "left@1.0.0 (no project found; latest 1.1.0 is deprecated, so the newest version that is not (as npm picks)) "
+	if txt := text(call(t, cs, `{"action":"list","packageName":"left"}`)); !strings.HasPrefix(txt, want) {
+		t.Errorf("text = %q, want it to start %q", txt, want)
+	}
+	if txt := text(call(t, cs, `{"action":"list","packageName":"right"}`)); !strings.HasPrefix(txt, "right@1.0.0 (latest: no project found) ") {
+		t.Errorf("text = %q, want latest: no project found", txt)
+	}
+}

@@ -232,11 +232,20 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	return t.fail(fmt.Errorf("explore_npm: no text for a %T answer", res), note), nil
 }
 
-// setWhy records why the project chose the version, when it did.
+// setWhy records why the project chose the version, when it did. A
+// project that left the version to latest ("latest: no project found")
+// keeps the answer's word that latest was deprecated and passed over.
 func setWhy(a *explore.Answer, why string) {
-	if why != "" {
-		a.ResolvedFrom = why
+	if why == "" {
+		return
 	}
+	if rest, ok := strings.CutPrefix(why, "latest: "); ok {
+		if passed, ok := strings.CutPrefix(a.ResolvedFrom, explore.NoVersionGiven+"; "); ok {
+			a.ResolvedFrom = rest + "; " + passed
+			return
+		}
+	}
+	a.ResolvedFrom = why
 }
 
 // fromSource says so when an answer did not come from the registry's
