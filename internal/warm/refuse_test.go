@@ -186,3 +186,44 @@ type requestsFunc func()
 
 func (f requestsFunc) Submit(context.Context, string, []Want) (string, error) { f(); return "id", nil }
 func (f requestsFunc) Progress(context.Context, string) (Progress, error)     { return Progress{}, nil }
+
+// TestBodyChargesUpToItsLength: a body of declared length holds at most
+// that much of the budget (its buffer stops growing there), not the next
+// power of two; the declared length alone charges nothing.
+func TestBodyChargesUpToItsLength(t *testing.T) {
+	t.Parallel()
+	bodies := NewBodyBudget(1<<20, 1<<20, 0)
+	h := NewHandlers(requestsFunc(func() {}), lockfile.DefaultLimits(), NewParseSlots(1), bodies)
+	e := echo.New()
+	h.Register(e)
+	first := `{"specs":["alpha@1.0.0"],"x":"` + strings.Repeat("a", 33<<10)
+	slow := &stalledBody{first: []byte(first), sent: make(chan struct{}), rest: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v1/warm", slow)
+		req.ContentLength = int64(len(first) + len("]}"))
+		e.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	<-slow.sent
+	if held, want := bodies.Held(), int64(len(first)+len("]}")+1); held != want {
+		t.Errorf("a body of %d bytes holds %d bytes of the budget, want %d (its length and one)", len(first)+2, held, want)
+	}
+	close(slow.rest)
+	<-done
+	// Declared, not sent: nothing but the first buffer.
+	slow = &stalledBody{first: []byte(`{`), sent: make(chan struct{}), rest: make(chan struct{})}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v1/warm", slow)
+		req.ContentLength = 1 << 20
+		e.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	<-slow.sent
+	if held := bodies.Held(); held != minBodyBuffer {
+		t.Errorf("a body declaring 1 MiB and sending 1 byte holds %d bytes of the budget, want %d", held, minBodyBuffer)
+	}
+	close(slow.rest)
+	<-done
+}
