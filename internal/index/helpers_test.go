@@ -10,8 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/race"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -57,8 +60,16 @@ func roomyLimits() SearchLimits {
 	l := DefaultSearchLimits()
 	l.MaxLineWindow = 1 << 30
 	l.MaxOutputBytes = 1 << 30
+	if race.Enabled {
+		l.Timeout = raceTimeout
+	}
 	return l
 }
+
+// raceTimeout replaces the search timeout where a search must finish:
+// under -race a regexp over a line of tens of MB runs 20-50 times slower
+// than the 0.2-0.5 s it takes in a normal build, past the default 10 s.
+const raceTimeout = 5 * time.Minute
 
 // smallBlocks are build limits that cut lines into many blocks, so that
 // tests cross block and group boundaries everywhere.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/pkgscope/pkgscope/internal/race"
 )
 
 // searchAllocBound is the memory bound this package states for one search
@@ -47,8 +49,11 @@ func TestHostilePatterns(t *testing.T) {
 		// is. The others must finish: x* matches all of the 10 MB line,
 		// which takes Go's regexp about 0.2 s.
 		lim := DefaultSearchLimits()
-		if tc.matches < 0 {
+		switch {
+		case tc.matches < 0:
 			lim.Timeout = 500 * time.Millisecond
+		case race.Enabled:
+			lim.Timeout = raceTimeout
 		}
 		runtime.GC()
 		var before, after runtime.MemStats
@@ -76,7 +81,10 @@ func TestHostilePatterns(t *testing.T) {
 				t.Errorf("%s: %d bytes of text, over MaxLineWindow", tc.name, len(m.Text))
 			}
 		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > searchAllocBound {
+		// Under -race regexp's machine pool drops one in four, so each
+		// call may allocate a machine again (48 MB measured over these
+		// cases): the bound is checked without it.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > searchAllocBound && !race.Enabled {
 			t.Errorf("%s: allocated %d bytes, over the bound of %d", tc.name, alloc, searchAllocBound)
 		}
 	}

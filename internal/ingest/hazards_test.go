@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkgscope/pkgscope/internal/race"
 	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -64,7 +65,7 @@ func TestMillionEntryArchiveStopsAtMaxEntries(t *testing.T) {
 	// 1,000,000 would be 380 MiB.
 	perEntry := allocated / uint64(lim.MaxEntries)
 	t.Logf("%d KiB compressed; allocated %d MiB, %d bytes per entry read", len(tgz)>>10, allocated>>20, perEntry)
-	if raceEnabled {
+	if race.Enabled {
 		// archive/tar's Next discards the last entry's remainder with
 		// io.CopyN(io.Discard, r, 0), whose 8 KiB buffer comes from a
 		// sync.Pool; under -race the pool drops one Put in four, so that
