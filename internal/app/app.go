@@ -119,9 +119,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// version is greppable when its job ends.
 	warmFill := fillOpt
 	warmFill.Index = searcher
+	// The mirror's callers queue work anyone with a token may ask for:
+	// the queue is bounded (max-warm-queue).
+	wc := warm.DefaultConfig()
+	wc.MaxQueued = cfg.MaxWarmQueue
 	if a.Warm, err = warm.Open(ctx, st, warm.Deps{
 		Fill: fill.New(st, reg, warmFill), Resolve: resolver, Index: searcher, Logger: log,
-	}, warm.DefaultConfig()); err != nil {
+	}, wc); err != nil {
 		a.Close()
 		return nil, err
 	}

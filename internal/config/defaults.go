@@ -47,6 +47,7 @@ func Default() Config {
 		LockfileMaxNodes:         lf.MaxNodes,
 		MaxLockfileParses:        warm.DefaultMaxLockfileParses,
 		MaxLockfileBytesInFlight: warm.DefaultLockfileBytesInFlight,
+		MaxWarmQueue:             warm.DefaultMaxWarmQueue,
 
 		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,
 

@@ -64,7 +64,7 @@ func (h *Handlers) post(c echo.Context) error {
 	defer release()
 	reg, err := h.svc.register(ctx, u, release)
 	if err != nil {
-		return h.httpError(err)
+		return h.httpError(c, err)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, reg.Status)
 	status := http.StatusCreated
@@ -77,14 +77,14 @@ func (h *Handlers) post(c echo.Context) error {
 func (h *Handlers) get(c echo.Context) error {
 	st, err := h.svc.Status(c.Request().Context(), c.Param("id"))
 	if err != nil {
-		return h.httpError(err)
+		return h.httpError(c, err)
 	}
 	return c.JSON(http.StatusOK, st)
 }
 
 // httpError maps the service's errors to statuses; others pass to the
 // API's error handler.
-func (h *Handlers) httpError(err error) error {
+func (h *Handlers) httpError(c echo.Context, err error) error {
 	var le *LimitError
 	switch {
 	case errors.As(err, &le) && le.Bytes:
@@ -95,6 +95,8 @@ func (h *Handlers) httpError(err error) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	case errors.Is(err, ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, warm.ErrQueueFull):
+		return warm.QueueFull(c, err)
 	}
 	// The access check's refusal (explore.ForbiddenError, 403) and store
 	// failures (503) are mapped by the API's one error handler.

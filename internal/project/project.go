@@ -267,14 +267,18 @@ func (s *Service) register(ctx context.Context, u Upload, release func()) (*Regi
 	if err := ratelimit.ChargeItems(ctx, len(wants), fmt.Sprintf("a project warming %d packages", len(wants))); err != nil {
 		return nil, err
 	}
-	if err := s.st.PutProject(ctx, p); err != nil {
-		return nil, fmt.Errorf("recording project %s: %w", id, err)
-	}
+	// Queued before the project is recorded: a queue that refuses the
+	// request (full: warm.ErrQueueFull) leaves no project behind, which
+	// registering again would find and never warm. Jobs queued for a
+	// project whose recording then fails only warm packages early.
 	reg := &Registered{ID: id, Format: p.Format, Packages: len(p.Packages), Status: statusPath(id)}
 	if len(wants) > 0 {
 		if reg.WarmRequest, err = s.warm.Submit(ctx, "project "+id[:12]+": "+path.Base(u.Lockfile.Name)+" ("+lf.Format+")", wants); err != nil {
 			return nil, fmt.Errorf("warming project %s: %w", id, err)
 		}
+	}
+	if err := s.st.PutProject(ctx, p); err != nil {
+		return nil, fmt.Errorf("recording project %s: %w", id, err)
 	}
 	return reg, nil
 }

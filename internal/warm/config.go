@@ -67,6 +67,12 @@ type Config struct {
 	// MaxRequestItems caps the packages of one warm request. Default
 	// 20,000: a large monorepo's lockfile holds 5,000 to 10,000.
 	MaxRequestItems int
+	// MaxQueued caps the jobs waiting or running in the queue: a request
+	// whose jobs would pass it is refused whole (ErrQueueFull). 0, the
+	// default (the indexer's own requests), leaves it unbounded; the
+	// mirror sets DefaultMaxWarmQueue (setting max-warm-queue), since its
+	// callers' requests are work anyone with a token can queue.
+	MaxQueued int
 	// RequestRetention is how long a finished request's progress is kept
 	// for GET /v1/warm/{id}. Default 7 days. A worker deletes older
 	// requests every CleanupInterval (default 1 hour).
@@ -74,6 +80,14 @@ type Config struct {
 	// Queue is the River queue warm jobs go to. Default "warm".
 	Queue string
 }
+
+// DefaultMaxWarmQueue is the default of the mirror's setting
+// max-warm-queue: 200,000 jobs, ten requests of max-request-items. Without
+// it a caller with a token queued as many distinct versions as it liked
+// (20,000 a request, no bound on requests but the rate limit, which is off
+// by default), each a packument, a tarball and an index build, and a job
+// row each.
+const DefaultMaxWarmQueue = 200_000
 
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {

@@ -154,6 +154,9 @@ func (h *Handlers) post(c echo.Context) error {
 	}
 	defer h.release()
 	id, err := h.accept(ctx, &body)
+	if errors.Is(err, ErrQueueFull) {
+		c.Response().Header().Set("Retry-After", queueFullRetry)
+	}
 	if err != nil {
 		return err
 	}
@@ -242,10 +245,28 @@ func (h *Handlers) accept(ctx context.Context, body *PostBody) (string, error) {
 	if errors.Is(err, ErrTooMany) || errors.Is(err, ErrInvalidWant) {
 		return "", echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
+	if errors.Is(err, ErrQueueFull) {
+		return "", queueFull(err)
+	}
 	if err != nil {
 		return "", err
 	}
 	return id, nil
+}
+
+// queueFullRetry is the Retry-After of a request the warm queue refused
+// as full: a minute, in which its workers drain some of it.
+const queueFullRetry = "60"
+
+func queueFull(err error) error {
+	return &echo.HTTPError{Code: http.StatusServiceUnavailable, Message: err.Error(), Internal: err}
+}
+
+// QueueFull answers a request the warm queue refused as full
+// (ErrQueueFull): 503 with its message, and Retry-After.
+func QueueFull(c echo.Context, err error) error {
+	c.Response().Header().Set("Retry-After", queueFullRetry)
+	return queueFull(err)
 }
 
 func (h *Handlers) get(c echo.Context) error {

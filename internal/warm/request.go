@@ -26,6 +26,11 @@ var ErrNotFound = errors.New("no such warm request")
 // Config.MaxRequestItems packages.
 var ErrTooMany = errors.New("too many packages in one warm request")
 
+// ErrQueueFull is returned by Submit when the jobs a request would queue
+// would take the queue past Config.MaxQueued: the request is refused
+// whole, nothing recorded, and may be sent again once the queue drains.
+var ErrQueueFull = errors.New("the warm queue is full")
+
 // ErrInvalidWant is returned by Submit when a want's name is not a
 // package name, or a field holds a NUL byte or invalid UTF-8: the request
 // is refused whole, before anything is recorded or queued.
@@ -100,6 +105,19 @@ func (q *Queue) Submit(ctx context.Context, source string, wants []Want) (string
 		items = append(items, it)
 	}
 
+	if q.cfg.MaxQueued > 0 && len(jobs) > 0 {
+		// Counted, then inserted: requests submitted at once may pass the
+		// bound by their own jobs (at most max-lockfile-parses requests
+		// of max-request-items each arrive over HTTP at once).
+		depth, err := q.Depth(ctx)
+		if err != nil {
+			return "", err
+		}
+		if depth+len(jobs) > q.cfg.MaxQueued {
+			return "", fmt.Errorf("warm: the queue holds %d jobs and this request would add %d, past %d (setting max-warm-queue); retry once it drains: %w",
+				depth, len(jobs), q.cfg.MaxQueued, ErrQueueFull)
+		}
+	}
 	now := time.Now()
 	if _, err := q.db.exec(ctx, `INSERT INTO warm_requests (id, source, created_at) VALUES (?, ?, ?)`,
 		id, source, q.db.at(now)); err != nil {

@@ -3,6 +3,7 @@ package reliability
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/lockfile/lockfiletest"
+	"github.com/pkgscope/pkgscope/internal/project"
+	"github.com/pkgscope/pkgscope/internal/store"
 	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -228,5 +231,35 @@ func TestWebDocsMissingDataIsNotA404(t *testing.T) {
 	if a.status != http.StatusBadGateway || a.code() != "upstream_bad_data" || !strings.Contains(string(a.body), "(setting webdocs-") ||
 		!strings.Contains(string(a.body), "is not in the registry") {
 		t.Errorf("web docs without their data packages: %v; want 502 upstream_bad_data saying which is not in the registry, naming its setting", a)
+	}
+}
+
+// TestWarmQueueIsBounded: a warm request or project registration whose
+// jobs would take the warm queue past max-warm-queue is refused whole,
+// 503 naming the setting with Retry-After, and the project is not
+// recorded. Before, the queue took whatever a token sent: 20,000 versions
+// a request, as many requests as the rate limit (off by default) let in.
+func TestWarmQueueIsBounded(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) { c.MaxWarmQueue = 2 })
+	for _, n := range []string{"qa", "qb", "qc"} {
+		m.reg.Publish(n, "1.0.0", tb.Package(t, map[string]string{"index.js": "export const x = 1;\n"}))
+	}
+	a := do(t.Context(), m.hc, http.MethodPost, m.url+"/v1/warm", `{"specs":["qa@1.0.0","qb@1.0.0","qc@1.0.0"]}`, answerBound)
+	if a.status != http.StatusServiceUnavailable || !strings.Contains(string(a.body), "max-warm-queue") || a.header.Get("Retry-After") == "" {
+		t.Errorf("a warm request of 3 jobs, max-warm-queue 2: %v; want 503 naming max-warm-queue with Retry-After", a)
+	}
+	lock := `{"name":"app","lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":{"qa":"1.0.0","qb":"1.0.0","qc":"1.0.0"}},` +
+		`"node_modules/qa":{"version":"1.0.0"},"node_modules/qb":{"version":"1.0.0"},"node_modules/qc":{"version":"1.0.0"}}}`
+	body, _ := json.Marshal(map[string]any{"lockfile": map[string]string{"name": "package-lock.json", "content": lock}})
+	a = do(t.Context(), m.hc, http.MethodPost, m.url+"/v1/projects", string(body), answerBound)
+	if a.status != http.StatusServiceUnavailable || !strings.Contains(string(a.body), "max-warm-queue") || a.header.Get("Retry-After") == "" {
+		t.Errorf("a project of 3 jobs, max-warm-queue 2: %v; want 503 naming max-warm-queue with Retry-After", a)
+	}
+	id := project.ID(project.Upload{Lockfile: project.File{Name: "package-lock.json", Content: lock}})
+	if _, err := m.app.Store.Project(t.Context(), id); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused project: %v, want it not recorded (store.ErrNotFound)", err)
+	}
+	if a := do(t.Context(), m.hc, http.MethodPost, m.url+"/v1/warm", `{"specs":["qa@1.0.0","qb@1.0.0"]}`, answerBound); a.status != http.StatusAccepted {
+		t.Errorf("a warm request within max-warm-queue: %v, want 202", a)
 	}
 }
