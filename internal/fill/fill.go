@@ -77,7 +77,11 @@ type Indexer interface {
 // Spooler is an Indexer that builds a version's first indexes faster from
 // the bodies its fill writes than from the store (search.Searcher.Spool):
 // Spool wraps the writer ingest stores through, and done is called once
-// the ingest has ended, committed or not.
+// the ingest has ended, committed or not. The wrapped writer keeps the
+// bodies in its spool and writes them to the store once the download is
+// verified, in CommitVersion, after offering the version to the requests
+// waiting on it (the spool then answers them: docs/ARCHITECTURE.md "The
+// miss path").
 type Spooler interface {
 	Spool(w store.Writer, name, version string) (_ store.Writer, done func())
 }

@@ -39,11 +39,12 @@ type bodies struct {
 	s *Searcher
 	f *os.File
 
-	mu   sync.Mutex
-	at   map[store.Hash]span
-	n    int64 // bytes written, counted in s.spooled
-	off  bool  // stopped spooling: over SpoolBytes, or a write failed
-	refs int   // under s.mu: the ingest, the registration, each build
+	mu    sync.Mutex
+	at    map[store.Hash]span
+	n     int64 // bytes written, counted in s.spooled
+	off   bool  // stopped spooling: over SpoolBytes, or a write failed
+	refs  int   // under s.mu: the ingest, the registration, each build
+	holds       // the store's writes wait while a grep's scan reads (behind.go)
 }
 
 // span is where one body sits in a spool file, and its CRC-32C.
@@ -57,9 +58,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Spool returns w with its bodies also spooled for name@version's first
 // index builds, and done, which the caller calls once it is finished with
-// the returned writer (after CommitVersion, or after failing). Bodies
-// written through it go to w unchanged; its CommitVersion, once w's
-// succeeds, hands the spool to the builds. With no local index cache, or
+// the returned writer (after CommitVersion, or after failing). Its
+// PutBlobs returns once the bodies are in the spool, so the tarball's
+// reader never waits for the store's compression and writes. Its
+// CommitVersion, called once the download is verified, first offers the
+// version to the requests waiting on it (Searcher.Verified; early.go),
+// then writes the spooled bodies to w (behind.go), commits through w,
+// and hands the spool to the builds. With no local index cache, or
 // SpoolBytes 0, it returns w itself.
 func (s *Searcher) Spool(w store.Writer, name, version string) (store.Writer, func()) {
 	if s.opt.Dir == "" || s.opt.SpoolBytes <= 0 {
@@ -77,45 +82,68 @@ func (s *Searcher) Spool(w store.Writer, name, version string) (store.Writer, fu
 		return w, func() {}
 	}
 	b := &bodies{s: s, f: f, at: map[store.Hash]span{}, refs: 1}
-	return &spoolWriter{Writer: w, b: b, key: key(name, version)}, func() { s.releaseBodies(b) }
+	sw := &spoolWriter{Writer: w, b: b, key: key(name, version), behind: behind{w: w, b: b}}
+	return sw, func() { s.releaseBodies(b) }
 }
 
 // spoolWriter is the store.Writer Spool returns.
 type spoolWriter struct {
 	store.Writer
-	b   *bodies
-	key string
+	b      *bodies
+	key    string
+	behind behind
 }
 
-// PutBlobs spools blobs while w stores them.
+// PutBlobs spools blobs and queues them for the store; the bodies the
+// spool cannot take (over SpoolBytes, or its disk failed) are stored
+// before it returns, as without a spool.
 func (w *spoolWriter) PutBlobs(ctx context.Context, blobs []store.Blob) error {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.b.add(blobs)
-	}()
-	err := w.Writer.PutBlobs(ctx, blobs)
-	<-done
+	queued, rest := w.b.add(blobs)
+	if len(queued.bodies) > 0 {
+		w.behind.runs = append(w.behind.runs, queued)
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return w.Writer.PutBlobs(ctx, rest)
+}
+
+// CommitVersion is called once the download is verified: it offers the
+// version to the requests waiting on it (when every body is spooled),
+// writes the spooled bodies to the store, commits through w, then
+// registers the spool for the version's builds. When the store fails,
+// nothing is committed and the offer is withdrawn, with any scan index
+// built from it (Searcher.unverify).
+func (w *spoolWriter) CommitVersion(ctx context.Context, v store.NewVersion) error {
+	s := w.b.s
+	view := s.verify(w.key, w.b, v.Files)
+	err := w.behind.store(ctx)
+	if err == nil {
+		err = w.Writer.CommitVersion(ctx, v)
+	}
+	if err == nil {
+		s.registerBodies(w.key, w.b)
+	}
+	// Another ingest committing the same version first (ErrExists) is a
+	// success for the fill: the same verified bytes are stored.
+	if err != nil && !errors.Is(err, store.ErrExists) {
+		s.unverify(view, fmt.Errorf("storing %s: %w", w.key, err))
+	} else {
+		s.unverify(view, nil)
+	}
 	return err
 }
 
-// CommitVersion commits through w, then registers the spool for the
-// version's builds.
-func (w *spoolWriter) CommitVersion(ctx context.Context, v store.NewVersion) error {
-	if err := w.Writer.CommitVersion(ctx, v); err != nil {
-		return err
-	}
-	w.b.s.registerBodies(w.key, w.b)
-	return nil
-}
-
-// add appends the bodies not yet spooled, unless spooling stopped.
-func (b *bodies) add(blobs []store.Blob) {
+// add appends the bodies not yet spooled, unless spooling stopped, and
+// returns the part of the spool it wrote (for the store, behind) and the
+// blobs it could not spool.
+func (b *bodies) add(blobs []store.Blob) (queued run, rest []store.Blob) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, bl := range blobs {
+	queued.off = b.n
+	for i, bl := range blobs {
 		if b.off {
-			return
+			return queued, blobs[i:]
 		}
 		if _, ok := b.at[bl.Hash]; ok {
 			continue
@@ -124,16 +152,19 @@ func (b *bodies) add(blobs []store.Blob) {
 		if b.s.spooled.Add(n) > b.s.opt.SpoolBytes {
 			b.s.spooled.Add(-n)
 			b.stop("over spool-bytes")
-			return
+			return queued, blobs[i:]
 		}
 		if _, err := b.f.WriteAt(bl.Data, b.n); err != nil {
 			b.s.spooled.Add(-n)
 			b.stop(err.Error())
-			return
+			return queued, blobs[i:]
 		}
-		b.at[bl.Hash] = span{b.n, n, crc32.Checksum(bl.Data, castagnoli)}
+		sp := span{b.n, n, crc32.Checksum(bl.Data, castagnoli)}
+		b.at[bl.Hash] = sp
+		queued.bodies = append(queued.bodies, spooledBody{hash: bl.Hash, span: sp})
 		b.n += n
 	}
+	return queued, nil
 }
 
 // stop ends spooling; the builds then read the store. Under b.mu.

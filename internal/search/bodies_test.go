@@ -224,3 +224,19 @@ func TestLaterBuildsScanThenFullFromTheSpool(t *testing.T) {
 		t.Errorf("%d bytes still spooled", n)
 	}
 }
+
+// TestEmptyBodiesAreStoredThroughTheSpool: a version whose files are all
+// empty is written to the store from the spool with empty bodies, not
+// missing ones (a nil body is NULL to SQLite, which refuses it).
+func TestEmptyBodiesAreStoredThroughTheSpool(t *testing.T) {
+	st := newStore(t)
+	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
+	fillThroughSpool(t, s, st, "p", "1.0.0", map[string]string{"a.js": "", "b/c.ts": ""})
+	files, err := st.Files(t.Context(), "p", "1.0.0")
+	if err != nil || len(files) != 2 {
+		t.Fatalf("files = %v, %v", files, err)
+	}
+	if b, err := st.Blob(t.Context(), files[0].Hash); err != nil || len(b) != 0 {
+		t.Errorf("the empty body: %q, %v", b, err)
+	}
+}

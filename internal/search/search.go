@@ -85,8 +85,9 @@ type Options struct {
 	ScanFirst bool
 	// SpoolBytes bounds the disk (in Dir) that fills' bodies take while
 	// their version's first index builds read them from there instead of
-	// from the store (Spool; bodies.go). 0 turns spooling off. Default
-	// 1 GiB: next@16.4.6, among npm's largest, spools 190 MB.
+	// from the store (Spool; bodies.go), and while a version is answered
+	// from there before its commit (early.go). 0 turns spooling off.
+	// Default 1 GiB: next@16.4.6, among npm's largest, spools 190 MB.
 	SpoolBytes int64
 	Build      index.BuildLimits
 	Search     index.SearchLimits
@@ -130,6 +131,10 @@ type Searcher struct {
 	// built yet, by key (bodies.go); spooled counts their bytes.
 	spools  map[string]*bodies
 	spooled atomic.Int64
+	// verified are cold versions offered to greps before their commit
+	// (early.go); verifiedSig is closed, and replaced, at each offer.
+	verified    map[string]*verified
+	verifiedSig chan struct{}
 	// checksums counts local files opened with a full checksum check
 	// (verified.go), for tests.
 	checksums atomic.Int64
@@ -141,10 +146,13 @@ var errClosed = errors.New("search: closed")
 // entry is an open index with a reference count, so an index evicted from
 // the LRU is closed only once the searches using it are done.
 type entry struct {
-	key     string
-	ix      *index.Index
-	size    int64 // the index file's bytes
-	scan    bool  // a scan index, replaced when the full one is ready
+	key  string
+	ix   *index.Index
+	size int64 // the index file's bytes
+	scan bool  // a scan index, replaced when the full one is ready
+	// early, for a scan index built from a version offered before its
+	// commit (early.go), is that offer: if the store fails, it is closed.
+	early   *verified
 	refs    int
 	evicted bool
 	elem    *list.Element
@@ -164,6 +172,7 @@ func New(st Store, opt Options) (*Searcher, error) {
 		}
 	}
 	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New(), spools: map[string]*bodies{},
+		verified: map[string]*verified{}, verifiedSig: make(chan struct{}),
 		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), tooLarge: failures{max: 4096}}
 	s.disk = openDiskCache(opt.Dir, opt.CacheBytes, opt.Logger)
 	s.disk.onRemove = s.closeRemoved
@@ -235,9 +244,14 @@ func (s *Searcher) Search(ctx context.Context, name, version string, q index.Que
 }
 
 // Ensure makes sure name@version has its full index in the store and on
-// this node, building it if needed, and returns its statistics.
+// this node, building it if needed, and returns its statistics. A version
+// offered before its commit (early.go) is waited for until it is
+// committed (or has failed).
 func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stats, error) {
 	k := key(name, version)
+	if err := s.committed(ctx, k); err != nil {
+		return index.Stats{}, err
+	}
 	// Bodies a fill spooled serve the builds already under way and the
 	// full build this call starts (each holds its own reference); later
 	// builds (another node, a rebuild) read the store.
@@ -248,9 +262,9 @@ func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stat
 			return e.ix.Stats(), nil
 		}
 	}
-	st, err := s.detached(ctx, "full\x00"+k, func(lctx context.Context) (*index.Index, bool, error) {
+	st, err := s.detached(ctx, "full\x00"+k, func(lctx context.Context) (loaded, error) {
 		ix, err := s.loadFull(lctx, name, version)
-		return ix, false, err
+		return loaded{ix: ix}, err
 	})
 	if err != nil {
 		return index.Stats{}, err
@@ -258,10 +272,18 @@ func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stat
 	return st, nil
 }
 
+// loaded is what a load opened: an index, whether it is a scan index,
+// and the offer it was built from when its version is not committed yet.
+type loaded struct {
+	ix    *index.Index
+	scan  bool
+	early *verified
+}
+
 // detached runs load once per sk however many callers, detached from
 // ctx (one caller giving up does not fail the others; Close cancels it
 // and waits for it), inserts the index it returns and returns its stats.
-func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Context) (*index.Index, bool, error)) (index.Stats, error) {
+func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Context) (loaded, error)) (index.Stats, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -276,12 +298,14 @@ func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Co
 		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		defer stop()
 		defer context.AfterFunc(s.bgCtx, stop)()
-		ix, scan, err := load(lctx)
+		l, err := load(lctx)
 		if err != nil {
 			return nil, err
 		}
-		st := ix.Stats()
-		s.insert(strings.TrimPrefix(sk, "full\x00"), ix, scan)
+		st := l.ix.Stats()
+		if err := s.insert(strings.TrimPrefix(sk, "full\x00"), l); err != nil {
+			return nil, err
+		}
 		return st, nil
 	})
 	select {
@@ -330,7 +354,7 @@ func (s *Searcher) acquire(ctx context.Context, name, version string) (*entry, e
 		if e := s.lookup(k); e != nil {
 			return e, nil
 		}
-		if _, err := s.detached(ctx, k, func(lctx context.Context) (*index.Index, bool, error) {
+		if _, err := s.detached(ctx, k, func(lctx context.Context) (loaded, error) {
 			return s.load(lctx, name, version)
 		}); err != nil {
 			return nil, err
@@ -363,14 +387,16 @@ func (s *Searcher) lookup(k string) *entry {
 	return e
 }
 
-// insert opens ix as name@version's index. A full index replaces a scan
+// insert opens l.ix as name@version's index. A full index replaces a scan
 // index (which closes once its searches end); otherwise an index already
-// open stays and ix is closed.
+// open stays and l.ix is closed. A scan index built from an offer whose
+// store has failed since (early.go) is closed, and the failure returned.
 //
 // Indexes it evicts are closed after mu is released: an munmap of a
 // mapping the searches paged in takes long enough that holding mu
 // through it stalled every other lookup.
-func (s *Searcher) insert(k string, ix *index.Index, scan bool) {
+func (s *Searcher) insert(k string, l loaded) error {
+	ix, scan := l.ix, l.scan
 	var closing []*index.Index
 	defer func() {
 		for _, c := range closing {
@@ -379,20 +405,25 @@ func (s *Searcher) insert(k string, ix *index.Index, scan bool) {
 	}()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if l.early != nil && l.early.err != nil {
+		closing = append(closing, ix)
+		return l.early.err
+	}
 	if old := s.open[k]; old != nil || s.closed {
 		if s.closed || !old.scan || scan {
 			closing = append(closing, ix)
-			return
+			return nil
 		}
 		closing = append(closing, s.evictLocked(old)...)
 	}
-	e := &entry{key: k, ix: ix, scan: scan, size: ix.Stats().IndexBytes}
+	e := &entry{key: k, ix: ix, scan: scan, early: l.early, size: ix.Stats().IndexBytes}
 	e.elem = s.lru.PushFront(e)
 	s.open[k] = e
 	s.openBytes += e.size
 	for s.lru.Len() > s.opt.MaxOpen || (s.opt.MaxOpenBytes > 0 && s.openBytes > s.opt.MaxOpenBytes && s.lru.Len() > 1) {
 		closing = append(closing, s.evictLocked(s.lru.Back().Value.(*entry))...)
 	}
+	return nil
 }
 
 // closeRemoved closes the open full index whose local file at path the
@@ -448,20 +479,36 @@ func (s *Searcher) pathOf(k string) string {
 
 // load opens the index from local disk, else fetches it from the store,
 // else builds it. With ScanFirst that build is a scan index (reported by
-// scan), and the full build goes on in the background.
-func (s *Searcher) load(ctx context.Context, name, version string) (ix *index.Index, scan bool, err error) {
-	if ix, err = s.stored(ctx, name, version); ix != nil || err != nil {
-		return ix, false, err
+// scan), and the full build goes on in the background. A version offered
+// before its commit (early.go) gets a scan index of the spool whatever
+// ScanFirst says, and its full build starts after the commit (the fill's
+// Index), not here.
+func (s *Searcher) load(ctx context.Context, name, version string) (loaded, error) {
+	if v := s.takeVerified(key(name, version)); v != nil {
+		defer s.releaseBodies(v.b)
+		v.b.hold()
+		defer v.b.release()
+		ix, err := s.buildScan(ctx, name, version, v.files, v.b)
+		return loaded{ix: ix, scan: true, early: v}, err
+	}
+	if ix, err := s.stored(ctx, name, version); ix != nil || err != nil {
+		return loaded{ix: ix}, err
 	}
 	if !s.opt.ScanFirst {
-		ix, err = s.buildFull(ctx, name, version)
-		return ix, false, err
+		ix, err := s.buildFull(ctx, name, version)
+		return loaded{ix: ix}, err
 	}
-	if ix, err = s.buildScan(ctx, name, version); err != nil {
-		return nil, false, err
+	files, spooled, err := s.sources(ctx, name, version)
+	if err != nil {
+		return loaded{}, err
+	}
+	defer s.releaseBodies(spooled)
+	ix, err := s.buildScan(ctx, name, version, files, spooled)
+	if err != nil {
+		return loaded{}, err
 	}
 	s.background(name, version)
-	return ix, true, nil
+	return loaded{ix: ix, scan: true}, nil
 }
 
 // loadFull is load without the scan index.
@@ -524,7 +571,13 @@ func (s *Searcher) buildFull(ctx context.Context, name, version string) (*index.
 	if err := s.builds.Acquire(ctx, 1); err != nil {
 		return nil, fmt.Errorf("waiting to index %s@%s: %w", name, version, err)
 	}
-	sp, stats, err := s.build(ctx, name, version, s.opt.Build)
+	files, spooled, err := s.sources(ctx, name, version)
+	var sp *spool
+	var stats index.Stats
+	if err == nil {
+		sp, stats, err = s.build(ctx, name, version, files, spooled, s.opt.Build)
+		s.releaseBodies(spooled)
+	}
 	s.builds.Release(1)
 	if s.opt.Observe != nil {
 		s.opt.Observe(time.Since(start), err)
@@ -540,12 +593,13 @@ func (s *Searcher) buildFull(ctx context.Context, name, version string) (*index.
 	return s.publish(name, version, sp)
 }
 
-// buildScan builds a scan index: text and tables, no postings. It is
-// neither stored nor kept on disk (its file is unlinked once mapped).
-func (s *Searcher) buildScan(ctx context.Context, name, version string) (*index.Index, error) {
+// buildScan builds a scan index of files: text and tables, no postings.
+// It is neither stored nor kept on disk (its file is unlinked once
+// mapped).
+func (s *Searcher) buildScan(ctx context.Context, name, version string, files []store.File, spooled *bodies) (*index.Index, error) {
 	lim := s.opt.Build
 	lim.MaxIndexedBytes = 0
-	sp, _, err := s.build(ctx, name, version, lim)
+	sp, _, err := s.build(ctx, name, version, files, spooled, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -619,17 +673,20 @@ func (s *Searcher) fetch(ctx context.Context, name, version string, rec store.In
 	return s.publish(name, version, sp)
 }
 
-// build builds name@version's index from its stored files into a spool.
-// Each distinct body is read once, when the build reaches it, and dropped
-// once written: from the bodies its fill spooled when there are (Spool),
-// else from the store.
-func (s *Searcher) build(ctx context.Context, name, version string, lim index.BuildLimits) (*spool, index.Stats, error) {
+// sources returns a committed version's files, and the bodies its fill
+// spooled (with a reference held: release it) or nil.
+func (s *Searcher) sources(ctx context.Context, name, version string) ([]store.File, *bodies, error) {
 	files, err := s.st.Files(ctx, name, version)
 	if err != nil {
-		return nil, index.Stats{}, fmt.Errorf("listing %s@%s to index it: %w", name, version, err)
+		return nil, nil, fmt.Errorf("listing %s@%s to index it: %w", name, version, err)
 	}
-	spooled := s.takeBodies(key(name, version))
-	defer s.releaseBodies(spooled)
+	return files, s.takeBodies(key(name, version)), nil
+}
+
+// build builds name@version's index of files into a spool. Each distinct
+// body is read once, when the build reaches it, and dropped once written:
+// from spooled when it holds it intact (Spool), else from the store.
+func (s *Searcher) build(ctx context.Context, name, version string, files []store.File, spooled *bodies, lim index.BuildLimits) (*spool, index.Stats, error) {
 	docs := make([]index.Doc, len(files))
 	for i, f := range files {
 		docs[i] = index.Doc{Path: f.Path, Key: string(f.Hash[:]), Load: func() ([]byte, error) {
