@@ -245,18 +245,103 @@ func (c *core) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opene
 	if !errors.Is(err, store.ErrNotFound) {
 		return o, err
 	}
-	if err = c.filler.Fill(ctx, name, version); err != nil {
+	files, err := c.fill(ctx, name, version)
+	if err != nil {
 		return nil, fmt.Errorf("fetching %s@%s: %w", name, version, err)
+	}
+	if files != nil {
+		return &Opened{Name: name, Version: version, Files: files, Deprecated: c.deprecation(ctx, name, version)}, nil
 	}
 	return c.Stored(ctx, name, version)
 }
 
+// Verifier is a Searcher that can answer for a cold version before the
+// store commits it: once its fill has read the tarball whole, checked
+// every byte against the registry's integrity and spooled every file
+// (search.Searcher.Verified; docs/ARCHITECTURE.md "The miss path").
+type Verifier interface {
+	// Verified returns name@version's files once they are verified, or
+	// false when done closes or ctx ends first.
+	Verified(ctx context.Context, name, version string, done <-chan struct{}) ([]store.File, bool)
+	// VerifiedBody returns the body with hash h of a version Verified
+	// returned, until the version is committed (or its commit failed);
+	// false then.
+	VerifiedBody(name, version string, h store.Hash) ([]byte, bool)
+}
+
+// fill brings name@version into the store. When the searcher can answer
+// for it once its download is verified, fill returns its files then: the
+// list, greps and reads of bodies up to the whole-body size are answered
+// from the verified spool while the store writes and commits (Body); nil
+// files when it returned after the commit.
+func (c *core) fill(ctx context.Context, name, version string) ([]store.File, error) {
+	v, ok := c.searcher.(Verifier)
+	if !ok {
+		return nil, c.filler.Fill(ctx, name, version)
+	}
+	// Offered already: answered without joining the fill, whose end (the
+	// commit) nobody here waits for.
+	if files, ok := v.Verified(ctx, name, version, ended); ok {
+		return files, nil
+	}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		// Not cancelled with the request, which may be answered before
+		// the fill ends: the wrappers of the filler (warm.OnMiss, which
+		// queues a job for a fill its caller gave up on, and the
+		// metrics) see how the fill itself ended. The fill chain bounds
+		// it (fill-timeout).
+		err = c.filler.Fill(context.WithoutCancel(ctx), name, version)
+	}()
+	if files, ok := v.Verified(ctx, name, version, done); ok {
+		return files, nil
+	}
+	select {
+	case <-done:
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ended is a channel that is closed: Verified with it only looks.
+var ended = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 func (c *core) Body(ctx context.Context, o *Opened, f store.File) (store.File, []byte, *Opened, error) {
 	b, err := c.store.Blob(ctx, f.Hash)
+	if errors.Is(err, store.ErrNotFound) {
+		if v, ok := c.searcher.(Verifier); ok {
+			if b, ok := v.VerifiedBody(o.Name, o.Version, f.Hash); ok {
+				return f, b, o, nil
+			}
+		}
+		if err = c.committed(ctx, o); err == nil {
+			b, err = c.store.Blob(ctx, f.Hash)
+		}
+	}
 	if err != nil {
 		return store.File{}, nil, nil, err
 	}
 	return f, b, o, nil
+}
+
+// committed waits for the commit of a version Open answered before it
+// (fill), so that a body the store does not hold yet is read once it
+// does; it returns the fill's error when the store failed meanwhile.
+func (c *core) committed(ctx context.Context, o *Opened) error {
+	if _, err := c.store.Files(ctx, o.Name, o.Version); !errors.Is(err, store.ErrNotFound) {
+		return err // committed (the body is missing for another reason), or the store fails
+	}
+	if err := c.filler.Fill(ctx, o.Name, o.Version); err != nil {
+		return fmt.Errorf("fetching %s@%s: %w", o.Name, o.Version, err)
+	}
+	return nil
 }
 
 func (c *core) BodyStream(ctx context.Context, o *Opened, f store.File) (store.File, store.BlobStream, *Opened, error) {
@@ -268,6 +353,11 @@ func (c *core) BodyStream(ctx context.Context, o *Opened, f store.File) (store.F
 		return f, wholeStream(b), o, nil
 	}
 	st, err := c.bodies.open(ctx, f.Hash)
+	if errors.Is(err, store.ErrNotFound) {
+		if err = c.committed(ctx, o); err == nil {
+			st, err = c.bodies.open(ctx, f.Hash)
+		}
+	}
 	if err != nil {
 		return store.File{}, nil, nil, err
 	}

@@ -38,16 +38,7 @@ type chain struct {
 func newChain(t *testing.T) *chain {
 	t.Helper()
 	reg, fj := fakeregistry.New(t), fakejsdelivr.New(t)
-	empty := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"npm_config_registry": reg.URL(), "NPM_CONFIG_USERCONFIG": empty, "NPM_CONFIG_GLOBALCONFIG": empty, "HOME": t.TempDir()}
-	npm, err := npmrc.Load(t.TempDir(), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := upstream.New(npm, upstream.DefaultConfig(), &http.Client{})
+	up := registryClient(t, reg)
 	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +60,22 @@ func newChain(t *testing.T) *chain {
 		Limits:   explore.Limits{DefaultReadLimit: 10, MaxReadLimit: 10, MaxLineWidth: 100, MaxReadBytes: 1000, DeprecationNoteBytes: 80, Glob: pathglob.DefaultLimits()},
 	})
 	return &chain{svc: svc, reg: reg, fj: fj}
+}
+
+// registryClient is the registry client of a mirror whose npm config
+// names reg and nothing else.
+func registryClient(t *testing.T, reg *fakeregistry.Registry) *upstream.Client {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "npmrc")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"npm_config_registry": reg.URL(), "NPM_CONFIG_USERCONFIG": empty, "NPM_CONFIG_GLOBALCONFIG": empty, "HOME": t.TempDir()}
+	npm, err := npmrc.Load(t.TempDir(), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return upstream.New(npm, upstream.DefaultConfig(), &http.Client{})
 }
 
 // TestAccessIsTheFirstLink: a package the caller may not read is refused

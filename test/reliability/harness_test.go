@@ -202,3 +202,14 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// stored returns once name@version, which the mirror has answered for, is
+// committed to its store: an answer may come from the verified download
+// before the commit (docs/ARCHITECTURE.md "The miss path"). EnsureIndex
+// waits for the commit before it builds the full index.
+func (m *mirror) stored(t *testing.T, name, version string) {
+	t.Helper()
+	if err := m.app.EnsureIndex(t.Context(), name, version); err != nil {
+		t.Fatalf("waiting for %s@%s to be stored: %v", name, version, err)
+	}
+}

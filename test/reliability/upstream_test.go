@@ -98,6 +98,7 @@ func TestUpstreamFaults(t *testing.T) {
 			if a.status != http.StatusOK || !strings.Contains(string(a.body), "module.exports = 42;") {
 				t.Fatalf("once the registry is well: %v (a failure was remembered)", a)
 			}
+			m.stored(t, "p", "1.0.0")
 			whole(t, m.app.Store, "p", "1.0.0")
 		})
 	}
