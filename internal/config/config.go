@@ -209,7 +209,9 @@ type Config struct {
 	MaxIndexBytes, IndexCacheBytes int64
 	// IndexSpoolBytes bounds the disk in the index cache that fresh
 	// ingests' bodies take until their version's full index is built
-	// from them (search.Options.SpoolBytes; 0: builds read the store).
+	// from them, and from which a cold version's first answers come once
+	// its download is verified (search.Options.SpoolBytes; 0: builds
+	// read the store, and those answers wait for the commit).
 	IndexSpoolBytes                                     int64
 	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
@@ -420,7 +422,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
 	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "search indexes kept mapped at once")
 	b.Bytes(&c.MaxOpenIndexBytes, "max-open-index-bytes", "bytes of index files kept mapped at once (least recently used closed past it)")
-	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them (0: builds read the store)")
+	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them; a cold version's first answers come from there once its download is verified (0: builds read the store, cold answers wait for the commit)")
 	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
 	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "local search index cache size; least recently used indexes are removed past it (0: no bound)")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
