@@ -40,18 +40,27 @@ func fullRedis(t *testing.T) string {
 	addr := "127.0.0.1:" + port
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	ctx := context.Background()
-	filler := strings.Repeat("x", 64<<10)
+	topUp(t, rdb, 64<<10)
+	return addr
+}
+
+// topUp writes values of size bytes until Redis refuses one with OOM.
+// Redis refuses a write only while it is over maxmemory, and it frees
+// memory of its own (a closed client's buffers), so a few small writes
+// may pass afterwards until one takes it over again.
+func topUp(t *testing.T, rdb *redis.Client, size int) {
+	t.Helper()
+	filler := strings.Repeat("x", size)
 	for i := 0; ; i++ {
-		err := rdb.Set(ctx, "filler:"+strconv.Itoa(i), filler, 0).Err()
+		err := rdb.Set(context.Background(), "filler:"+strconv.Itoa(size)+":"+strconv.Itoa(i), filler, 0).Err()
 		if err != nil && strings.Contains(err.Error(), "OOM") {
-			return addr
+			return
 		}
 		if err != nil {
 			t.Fatalf("filling Redis: %v", err)
 		}
 		if i == 1000 {
-			t.Fatal("64 MiB written and Redis is not full: maxmemory not applied")
+			t.Fatal("1000 values written and Redis is not full: maxmemory not applied")
 		}
 	}
 }
@@ -68,6 +77,11 @@ func TestRedisFull(t *testing.T) {
 	})
 	files := map[string]string{"package.json": `{"name":"p"}`, "a.js": "a\n", "b.js": "b\n"}
 	m.reg.Publish("p", "1.0.0", tb.Package(t, files))
+	// Over the limit again once the filling client is gone (its buffers
+	// freed) and the mirror has connected: the writes below are refused.
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	topUp(t, rdb, 64)
 	for i := range 10 {
 		for _, f := range []string{"a.js", "b.js"} {
 			if a := m.get("/v1/npm/p@1.0.0/" + f); a.status != 200 || string(a.body) != files[f] {
