@@ -77,7 +77,7 @@ func Select(spec npmspec.Spec, candidates []Candidate, distTags map[string]strin
 			v = spec.Raw
 		}
 		if _, ok := published[v]; !ok {
-			return "", fmt.Errorf("%w: version %q is not published; %s", ErrNoMatch, v, highest(candidates, distTags))
+			return "", fmt.Errorf("%w: version %q is not published; %s%s", ErrNoMatch, v, highestInLine(v, candidates), highest(candidates, distTags))
 		}
 		return v, nil
 	case npmspec.Range:
@@ -164,6 +164,43 @@ func highest(candidates []Candidate, distTags map[string]string) string {
 		return fmt.Sprintf("the highest is %s (also %s)", bestV, defaultTag)
 	}
 	return fmt.Sprintf("the highest is %s (%s is %s)", bestV, defaultTag, latest)
+}
+
+// highestInLine names the highest release in v's line (its major, or
+// 0.minor below 1.0.0, as a caret range reads it) when that is not the
+// highest of all, followed by "; ": an agent that guessed react@18.9.0
+// meant react 18, and "the highest is 19.3.1" alone sends it to another
+// major. "" when v does not parse or its line has no other release.
+func highestInLine(v string, candidates []Candidate) string {
+	want, err := nodesemver.Parse(v, nodesemver.Loose)
+	if err != nil {
+		return ""
+	}
+	inLine := func(p *nodesemver.Version) bool {
+		return p.Major == want.Major && (want.Major > 0 || p.Minor == want.Minor)
+	}
+	var best, top *nodesemver.Version
+	var bestV string
+	for _, c := range candidates {
+		p, err := nodesemver.Parse(c.Version, nodesemver.Loose)
+		if err != nil || p.IsPrerelease() {
+			continue
+		}
+		if top == nil || p.Compare(top) > 0 {
+			top = p
+		}
+		if inLine(p) && (best == nil || p.Compare(best) > 0) {
+			best, bestV = p, c.Version
+		}
+	}
+	if best == nil || best.Compare(top) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%d.x", want.Major)
+	if want.Major == 0 {
+		line = fmt.Sprintf("0.%d.x", want.Minor)
+	}
+	return fmt.Sprintf("the highest %s is %s; ", line, bestV)
 }
 
 // maxTagsNamed is how many dist-tags an unknown tag's error lists: most

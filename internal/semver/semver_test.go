@@ -142,6 +142,21 @@ func TestSelectNoMatch(t *testing.T) {
 			t.Errorf("Select(^5) among %v = %v, want it to say %q", tc.cands, err, tc.says)
 		}
 	}
+	// An unpublished exact version names the highest release of its
+	// line first when that is not the highest of all: react@18.9.0
+	// meant react 18, not 19.
+	lines := []Candidate{{Version: "0.3.1"}, {Version: "0.3.9"}, {Version: "0.4.0"}, {Version: "18.2.0"}, {Version: "18.3.1"}, {Version: "19.0.0-rc.1"}, {Version: "19.3.1"}}
+	for _, tc := range []struct{ spec, says string }{
+		{"18.9.0", `version "18.9.0" is not published; the highest 18.x is 18.3.1; the highest is 19.3.1 (also latest)`},
+		{"0.3.4", `version "0.3.4" is not published; the highest 0.3.x is 0.3.9; the highest is 19.3.1 (also latest)`},
+		{"19.0.7", `version "19.0.7" is not published; the highest is 19.3.1 (also latest)`},
+		{"7.0.0", `version "7.0.0" is not published; the highest is 19.3.1 (also latest)`},
+	} {
+		_, err := Select(npmspec.Spec{Raw: tc.spec, Kind: npmspec.Version}, lines, map[string]string{"latest": "19.3.1"})
+		if !errors.Is(err, ErrNoMatch) || !strings.HasSuffix(err.Error(), tc.says) {
+			t.Errorf("Select(%q) = %v, want it to end %q", tc.spec, err, tc.says)
+		}
+	}
 	many := map[string]string{}
 	for i := range 14 {
 		many[fmt.Sprintf("ts5.%d", i)] = "1.0.0"
