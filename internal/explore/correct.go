@@ -56,9 +56,17 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 		notes = append(notes, fmt.Sprintf("packageName %q was read as packageName %q, version %q", r.PackageName, name, spec))
 		r.PackageName, r.Version = name, spec
 	}
+	asked := r.PackageName
+	if note := unscoped(&r.PackageName); note != "" {
+		notes = append(notes, note)
+	}
 	o, err := s.Open(ctx, Target{PackageName: r.PackageName, Version: r.Version})
 	if err != nil {
-		return nil, Answer{}, s.unknownPackage(ctx, r.PackageName, err)
+		err = s.unknownPackage(ctx, r.PackageName, err)
+		if nf := (*NotFoundError)(nil); asked != r.PackageName && errors.As(err, &nf) {
+			nf.What += fmt.Sprintf(" (read from %q)", asked)
+		}
+		return nil, Answer{}, err
 	}
 	a := Answer{PackageName: o.Name, Version: o.Version, ResolvedFrom: resolvedFrom(r.Version), Source: o.Source, Notes: notes}
 	if latest, msg := s.skippedLatest(ctx, o, r.Version); latest != "" {
@@ -78,6 +86,30 @@ func (s *Service) begin(ctx context.Context, r *Request) (*Opened, Answer, error
 		a.Browse = s.browse + "/browse/" + o.Name + "@" + o.Version + "/"
 	}
 	return o, a, nil
+}
+
+// unscoped reads a scoped name written without its "@" ("types/node")
+// as the scoped name (Scoped), and returns the note saying so ("" when
+// the name is left as it is).
+func unscoped(name *string) string {
+	scoped, ok := Scoped(*name)
+	if !ok {
+		return ""
+	}
+	note := fmt.Sprintf("packageName %q was read as %q: a scoped name starts with @", *name, scoped)
+	*name = scoped
+	return note
+}
+
+// Scoped returns the scoped name a name written without its "@" stands
+// for ("types/node" is @types/node), and whether name was one. No
+// unscoped npm name holds a "/", so it can mean nothing else; refused, it
+// cost an agent a call to learn that the "@" was missing.
+func Scoped(name string) (string, bool) {
+	if strings.HasPrefix(name, "@") || strings.Count(name, "/") != 1 || npmspec.ValidateName("@"+name) != nil {
+		return name, false
+	}
+	return "@" + name, true
 }
 
 // deprecationNote tells the first page of an answer that the version is

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
 func correctFiles() map[string]string {
@@ -337,5 +338,30 @@ func TestReadOfALargeFileSaysToGrep(t *testing.T) {
 	chosen, err := svc.Read(t.Context(), explore.Request{PackageName: "paged", Path: "lib/big.d.ts", Limit: 100})
 	if err != nil || len(chosen.Notes) != 0 {
 		t.Errorf("read limit 100 = notes %q, %v; want no note", chosen.Notes, err)
+	}
+}
+
+// TestScopeWithoutAt: "types/node" can only mean @types/node (no unscoped
+// name holds a "/"): it is read so, with a note, by every action and by
+// diff, and a scope that does not exist says what it was read from.
+func TestScopeWithoutAt(t *testing.T) {
+	svc, reg := newServiceReg(t, nil)
+	ctx := t.Context()
+	reg.Publish("@types/paged", "1.0.0", tarballtest.Package(t, map[string]string{"package.json": `{"name":"@types/paged"}`, "index.d.ts": "export {};\n"}))
+	reg.Publish("@types/paged", "1.0.1", tarballtest.Package(t, map[string]string{"package.json": `{"name":"@types/paged"}`, "index.d.ts": "export declare const x: 1;\n"}))
+	const note = `packageName "types/paged" was read as "@types/paged"`
+
+	res, err := svc.List(ctx, explore.Request{Action: "list", PackageName: "types/paged@1.0.0"})
+	if err != nil || res.PackageName != "@types/paged" || res.Version != "1.0.0" || len(res.Notes) != 2 || !strings.Contains(res.Notes[1], note) {
+		t.Fatalf("list types/paged@1.0.0 = %+v, %v; want @types/paged 1.0.0 with a note", res, err)
+	}
+	d, err := svc.Diff(ctx, explore.Request{Action: "diff", PackageName: "types/paged", From: "1.0.0", To: "1.0.1"})
+	if err != nil || d.PackageName != "@types/paged" || len(d.Notes) != 1 || !strings.Contains(d.Notes[0], note) || !strings.Contains(d.Diff, "+export declare const x") {
+		t.Fatalf("diff types/paged = %+v, %v; want @types/paged's diff with a note", d, err)
+	}
+	_, err = svc.List(ctx, explore.Request{Action: "list", PackageName: "nosuch/pkg"})
+	var nf *explore.NotFoundError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), `"@nosuch/pkg" on the registry (read from "nosuch/pkg")`) {
+		t.Errorf("list nosuch/pkg = %v, want a 404 for @nosuch/pkg saying it was read from nosuch/pkg", err)
 	}
 }

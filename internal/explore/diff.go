@@ -133,6 +133,7 @@ func parseDiffCursor(s string) (diffCursor, error) {
 // tarball, which only the store keeps. Files whose sha256 and mode agree
 // are skipped without reading their bodies.
 func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
+	scopeNote := unscoped(&r.PackageName)
 	if err := npmspec.ValidateName(r.PackageName); err != nil {
 		return nil, &InputError{Field: "packageName", Err: err}
 	}
@@ -195,8 +196,11 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 	}
 	res := &DiffResult{PackageName: r.PackageName, From: oldV.Version, To: newV.Version, Files: []DiffFile{},
 		TotalFiles: len(changes), TotalByStatus: countStatuses(changes)}
+	if scopeNote != "" {
+		res.Notes = append(res.Notes, scopeNote)
+	}
 	if len(changes) == 0 && len(r.Include)+len(r.Exclude) > 0 {
-		res.Notes = diffFilterNote(oldV.Files, newV.Files, keep)
+		res.Notes = append(res.Notes, diffFilterNote(oldV.Files, newV.Files, keep)...)
 	}
 	// Whether to move to (or stay on) a version: the first page says
 	// which side is deprecated, as every answer's first page does.

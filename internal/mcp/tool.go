@@ -186,7 +186,8 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	var locked *Default // the project's lock on the package, when it has one
 	// Not for diff: it reads from and to, never version.
 	if t.opt.Project != nil && in.PackageName != "" && in.Action != "diff" {
-		d := t.opt.Project.Default(in.PackageName)
+		name, _ := explore.Scoped(in.PackageName) // the name explore reads "types/node" as
+		d := t.opt.Project.Default(name)
 		if d.Warning != nil {
 			t.opt.Logger.Warn("project versions", "project", t.opt.Project.Dir(), "err", d.Warning)
 		}
