@@ -231,10 +231,41 @@ func renderGrep(r *explore.GrepResult) string {
 			lastLine = n
 		}
 	}
-	for _, s := range r.Skipped {
-		fmt.Fprintf(&b, "[not searched: %s (%s)]\n", s.Path, s.Reason)
-	}
+	b.WriteString(skippedLine(r.Skipped, r.FilesSkipped))
 	return strings.TrimSuffix(b.String(), "\n") + tail(r.Answer)
+}
+
+// maxSkippedNamed is how many files grep's text names of those it did
+// not search; structuredContent's skipped lists them all. A line each
+// was 13 lines, 900 bytes, of fonts and .wasm on every grep of next that
+// the header's "13 binary skipped" already counts.
+const maxSkippedNamed = 3
+
+// skippedLine names the first files of skipped on one line, with how
+// many more there are of total, and their reason when they share one:
+// "[not searched: a.wasm, b.ttf, c.woff2 and 10 more (binary)]".
+func skippedLine(skipped []explore.SkippedFile, total int) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	var paths []string
+	reason := skipped[0].Reason
+	for i, s := range skipped {
+		if s.Reason != reason {
+			reason = ""
+		}
+		if i < maxSkippedNamed {
+			paths = append(paths, s.Path)
+		}
+	}
+	line := strings.Join(paths, ", ")
+	if more := max(total, len(skipped)) - len(paths); more > 0 {
+		line += fmt.Sprintf(" and %d more", more)
+	}
+	if reason != "" {
+		line += " (" + reason + ")"
+	}
+	return "[not searched: " + line + "]\n"
 }
 
 // plural is english.Count: "1 file", "2 files".

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,6 +97,26 @@ func TestRenderGrepSameBytes(t *testing.T) {
 		"a.d.ts:1:1:hit\n[a.d.cts: same bytes as a.d.ts; its 1 matching line not repeated]\nb.js:2:1:hit"
 	if got := renderGrep(res); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRenderGrepSkippedOnOneLine: the binary files grep did not search
+// take one line naming the first few (next's 13 fonts and .wasm took 13
+// lines the header already counted); structuredContent lists them all.
+func TestRenderGrepSkippedOnOneLine(t *testing.T) {
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 2, FilesSkipped: 25,
+		Matches: []explore.GrepMatch{{File: "a.js", Line: 1, Column: 1, Text: "hit"}}}
+	for i := range 20 { // explore lists 20 of 25
+		res.Skipped = append(res.Skipped, explore.SkippedFile{Path: fmt.Sprintf("f%d.wasm", i), Reason: "binary"})
+	}
+	want := "p@1.0.0 grep: 1 matching line in 1 file (2 files searched, 25 binary skipped)\na.js:1:1:hit\n" +
+		"[not searched: f0.wasm, f1.wasm, f2.wasm and 22 more (binary)]"
+	if got := renderGrep(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	res.FilesSkipped, res.Skipped = 1, res.Skipped[:1]
+	if got := renderGrep(res); !strings.HasSuffix(got, "\n[not searched: f0.wasm (binary)]") {
+		t.Errorf("one skipped file: got\n%s", got)
 	}
 }
 
