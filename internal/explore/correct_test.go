@@ -107,6 +107,9 @@ func TestCorrections(t *testing.T) {
 			// find's habit: a name pattern meant for any folder.
 			{[]string{"*.d.ts", "!**/esm/**"}, `no path matches: a glob without '/' matches the top level only; ["**/*.d.ts","!**/esm/**"] matches 1 in any folder (e.g. "dist/paged.d.ts")`},
 			{[]string{"lib/**"}, "no path of the 7 files matches; the top level holds README.md, dist/, package.json, package/, src/"},
+			// A name guessed in the wrong folder, a type the package does not ship.
+			{[]string{"src/**/paged.ts"}, `no path matches "src/**/paged.ts"; 1 file named paged.* in other folders: dist/paged.d.ts`},
+			{[]string{"**/*.tsx"}, "no file of the 7 files ends in .tsx; the package has .d.ts 2, .js 1, .json 1, .md 1, .ts 1, .txt 1"},
 		} {
 			r := req("glob")
 			r.Patterns = tc.patterns

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -179,6 +181,10 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 	if matched > 0 {
 		return
 	}
+	if note := sameNameNote(files, patterns); note != "" {
+		res.Note("%s", note)
+		return
+	}
 	var top []string
 	for _, e := range tree(files, "", 1) {
 		if len(top) == maxTopLevelNamed {
@@ -188,6 +194,73 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 		top = append(top, e.Path)
 	}
 	res.Note("no path of the %s matches; the top level holds %s: glob or list from there", english.Count(len(files), "file"), strings.Join(top, ", "))
+}
+
+// sameNameNote names what a glob that matched nothing looked for where
+// it is: the files named like a pattern's last segment in any folder
+// and with any extension (next has no "src/**/navigation.ts" but
+// dist/client/components/navigation.d.ts and .js), or, for "*.tsx",
+// the types of file the package has (npm packages seldom ship their
+// sources). "" when no pattern is of either kind or nothing is named so.
+func sameNameNote(files []store.File, patterns []string) string {
+	for _, p := range patterns {
+		if strings.HasPrefix(p, "!") {
+			continue
+		}
+		base := path.Base(p)
+		stem, ext, _ := strings.Cut(base, ".")
+		ext = "." + ext
+		switch {
+		case stem != "" && !strings.ContainsAny(stem, "*?[{\\"):
+			var named []string
+			n := 0
+			for _, f := range files {
+				if b := path.Base(f.Path); b == stem || strings.HasPrefix(b, stem+".") {
+					if n++; len(named) < maxSuggestions {
+						named = append(named, f.Path)
+					}
+				}
+			}
+			if n > 0 {
+				return fmt.Sprintf("no path matches %q; %s named %s.* in other folders: %s", p, english.Count(n, "file"), stem, strings.Join(named, ", "))
+			}
+		case stem == "*" && ext != "." && !strings.ContainsAny(ext, "*?[{\\"):
+			return fmt.Sprintf("no file of the %s ends in %s; the package has %s", english.Count(len(files), "file"), ext, fileTypes(files))
+		}
+	}
+	return ""
+}
+
+// maxTypesNamed is how many file types fileTypes names.
+const maxTypesNamed = 6
+
+// fileTypes names the commonest types of files, most first: ".js 812,
+// .d.ts 640, .map 590, …".
+func fileTypes(files []store.File) string {
+	count := map[string]int{}
+	for _, f := range files {
+		t := typeExt(f.Path)
+		if t == "" {
+			t = "no extension"
+		}
+		count[t]++
+	}
+	types := slices.Collect(maps.Keys(count))
+	slices.SortFunc(types, func(a, b string) int {
+		if c := count[b] - count[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var out []string
+	for i, t := range types {
+		if i == maxTypesNamed {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %d", t, count[t]))
+	}
+	return strings.Join(out, ", ")
 }
 
 // PageEntries fills res with the entries of all (in byte order of their
