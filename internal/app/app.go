@@ -120,9 +120,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	warmFill := fillOpt
 	warmFill.Index = searcher
 	// The mirror's callers queue work anyone with a token may ask for:
-	// the queue is bounded (max-warm-queue).
+	// the queue is bounded (max-warm-queue), and so is one request
+	// (max-request-items).
 	wc := warm.DefaultConfig()
-	wc.MaxQueued = cfg.MaxWarmQueue
+	wc.MaxQueued, wc.MaxRequestItems = cfg.MaxWarmQueue, cfg.MaxRequestItems
 	if a.Warm, err = warm.Open(ctx, st, warm.Deps{
 		Fill: fill.New(st, reg, warmFill), Resolve: resolver, Index: searcher, Logger: log,
 	}, wc); err != nil {

@@ -72,6 +72,10 @@ type Config struct {
 	// or project registration whose jobs would pass it answers 503
 	// (warm.Config.MaxQueued).
 	MaxWarmQueue int
+	// MaxRequestItems caps the packages of one warm request (a 400 past
+	// it, warm.Config.MaxRequestItems); the indexer's flag of the same
+	// name sets it for indexer warm.
+	MaxRequestItems int
 	// PublicURL is the mirror's address as its users reach it
 	// ("https://pkgscope.example.internal"): answers then link to the web
 	// page of what they answered. Empty: a mirror listening on a loopback
@@ -364,6 +368,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.LockfileMaxBytes, "lockfile-max-bytes", "largest lockfile POST /v1/warm parses")
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
 	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects lockfiles parsed at once, once their bodies arrived; more wait")
+	b.Int(&c.MaxRequestItems, "max-request-items", "most packages in one POST /v1/warm request (400 past it)")
 	b.Int(&c.MaxWarmQueue, "max-warm-queue", "warm jobs waiting or running at most; a warm request or project that would pass it is refused (503)")
 	b.Bytes(&c.MaxLockfileBytesInFlight, "max-lockfile-bytes-in-flight", "memory of POST /v1/warm and /v1/projects bodies being received at once (at least max-warm-body-bytes); more wait")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
@@ -519,6 +524,7 @@ func (c Config) Validate() error {
 	positive("max-lockfile-parses", int64(c.MaxLockfileParses))
 	positive("max-lockfile-bytes-in-flight", c.MaxLockfileBytesInFlight)
 	positive("max-warm-queue", int64(c.MaxWarmQueue))
+	positive("max-request-items", int64(c.MaxRequestItems))
 	if c.MaxLockfileBytesInFlight < c.MaxWarmBodyBytes {
 		// A body of max-warm-body-bytes could never be read whole.
 		errs = append(errs, fmt.Errorf("max-lockfile-bytes-in-flight (%d) must be at least max-warm-body-bytes (%d)", c.MaxLockfileBytesInFlight, c.MaxWarmBodyBytes))

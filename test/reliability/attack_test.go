@@ -287,3 +287,24 @@ func TestManyUnknownFieldsAnswerBriefly(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmRequestItemsIsASetting: the mirror's refusal of a warm request
+// over max-request-items names a setting the mirror has. Before, the
+// message named the indexer's flag and the mirror kept warm's default
+// (20,000) with no way to change it.
+func TestWarmRequestItemsIsASetting(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) { c.MaxRequestItems = 2 })
+	for _, n := range []string{"ra", "rb", "rc"} {
+		m.reg.Publish(n, "1.0.0", tb.Package(t, map[string]string{"index.js": "export const x = 1;\n"}))
+	}
+	a := do(t.Context(), m.hc, http.MethodPost, m.url+"/v1/warm", `{"specs":["ra@1.0.0","rb@1.0.0","rc@1.0.0"]}`, answerBound)
+	if a.status != http.StatusBadRequest || !strings.Contains(string(a.body), "max-request-items") {
+		t.Errorf("a warm request of 3 packages, max-request-items 2: %v; want 400 naming max-request-items", a)
+	}
+	if a := do(t.Context(), m.hc, http.MethodPost, m.url+"/v1/warm", `{"specs":["ra@1.0.0","rb@1.0.0"]}`, answerBound); a.status != http.StatusAccepted {
+		t.Errorf("a warm request within max-request-items: %v, want 202", a)
+	}
+	if _, err := config.Load("mirror", []string{"--max-request-items", "0"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "max-request-items") {
+		t.Errorf("config.Load --max-request-items 0: %v, want an error naming the setting", err)
+	}
+}
