@@ -46,8 +46,16 @@ type bodyReader struct {
 	timeout string
 }
 
+// bodyCutError is a body the connection ended before its end.
+type bodyCutError struct{}
+
+func (bodyCutError) Error() string { return "the connection ended before the whole body arrived" }
+
+// Quotable lets strictjson.ReadBody quote it: it names no address.
+func (bodyCutError) Quotable() {}
+
 // errBodyCut is a body the connection ended before its end.
-var errBodyCut = errors.New("the connection ended before the whole body arrived")
+var errBodyCut error = bodyCutError{}
 
 func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
@@ -68,6 +76,9 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 // bodyTimeoutError is a body that did not arrive within read-timeout.
 type bodyTimeoutError struct{ timeout string }
+
+// Quotable lets strictjson.ReadBody quote it: it names no address.
+func (e *bodyTimeoutError) Quotable() {}
 
 func (e *bodyTimeoutError) Error() string {
 	return "the body did not arrive within " + e.timeout + " (setting read-timeout): send it whole, at a steady pace"

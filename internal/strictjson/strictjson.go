@@ -278,9 +278,25 @@ func ReadBody(r *http.Request, setting string) ([]byte, error) {
 		if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge || errors.As(err, &tooLarge) {
 			return nil, echo.NewHTTPError(http.StatusRequestEntityTooLarge, "the body is over the limit (setting "+setting+")")
 		}
-		return nil, echo.NewHTTPError(http.StatusBadRequest, "reading the body: "+err.Error())
+		var q Quotable
+		if errors.As(err, &q) {
+			return nil, echo.NewHTTPError(http.StatusBadRequest, "reading the body: "+q.Error()).SetInternal(err)
+		}
+		// A transport's error names the mirror's and the caller's
+		// addresses ("read tcp 10.0.3.7:7878->..."): it is kept for the
+		// log, never quoted.
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "reading the body: the connection failed before the whole body arrived").SetInternal(err)
 	}
 	return buf.Bytes(), nil
+}
+
+// Quotable is a body read error whose text names no address, credential
+// or path, so ReadBody's 400 may quote it (api.BodyErrors' errors, which
+// say what to fix); any other read error is replaced by a fixed phrase.
+type Quotable interface {
+	error
+	// Quotable marks the type; it does nothing.
+	Quotable()
 }
 
 // DecodeBody reads r's body (ReadBody) and decodes it into v (Unmarshal).

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 )
 
 type file struct {
@@ -145,4 +150,42 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("%q: %+v, encoding/json %+v", data, got, want)
 		}
 	})
+}
+
+// failingBody fails every read with err.
+type failingBody struct{ err error }
+
+func (b failingBody) Read([]byte) (int, error) { return 0, b.err }
+
+// quotable is a read error that says it names no address.
+type quotable struct{}
+
+func (quotable) Error() string { return "the body did not arrive in time (setting read-timeout)" }
+func (quotable) Quotable()     {}
+
+// TestReadBodyQuotesOnlyQuotableErrors: a transport's read error names the
+// server's and the caller's addresses, so ReadBody's 400 never quotes it;
+// an error that marks itself Quotable (api.BodyErrors') is quoted, since
+// it says what to fix. The attack review found the quote reaching callers.
+func TestReadBodyQuotesOnlyQuotableErrors(t *testing.T) {
+	transport := errors.New("read tcp 10.0.3.7:7878->10.0.3.1:51234: connection reset by peer")
+	for _, tc := range []struct {
+		err        error
+		want, deny string
+	}{
+		{transport, "the connection failed", "10.0.3.7"},
+		{quotable{}, "setting read-timeout", "10.0.3.7"},
+	} {
+		r := httptest.NewRequest("POST", "/", io.NopCloser(failingBody{tc.err}))
+		_, err := ReadBody(r, "max-body-bytes")
+		var he *echo.HTTPError
+		if !errors.As(err, &he) {
+			t.Fatalf("ReadBody with a body failing %q: %v, want an *echo.HTTPError", tc.err, err)
+		}
+		// The message is what the caller reads; the internal error is
+		// for the log only.
+		if msg := fmt.Sprint(he.Message); he.Code != 400 || !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.deny) {
+			t.Errorf("ReadBody with a body failing %q: %d %q, want 400 holding %q and not %q", tc.err, he.Code, msg, tc.want, tc.deny)
+		}
+	}
 }
