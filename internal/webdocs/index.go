@@ -1,6 +1,7 @@
 package webdocs
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +28,10 @@ import (
 //   - per query word, the best field it occurs in: title 10, last slug
 //     segment 8, IDL names 6, BCD keys 4, the rest of the slug 3; a
 //     camel-case part ("map" of flatMap) 0.6 of that, a prefix half;
+//   - when no page holds every query word (a question: "is
+//     structuredClone available in Safari 15"), -20 per word a page
+//     lacks, and the best whole-query score of any one word on the page,
+//     times how rare that word is (subject);
 //   - reference pages +3, guides +1, release notes and MDN's own meta
 //     pages -3, deprecated or non-standard pages -2, and -0.5 per slug
 //     segment; among equals, the shorter title first.
@@ -252,6 +257,7 @@ func (x *searchIndex) search(q string, maxPrefixTerms int) []hit {
 		s := x.score(doc, nq, qterms, call)
 		if !all {
 			s -= 20 * float64(len(qterms)-n)
+			s += x.subject(doc, qterms, sets)
 		}
 		hits = append(hits, hit{doc: int(d), score: s})
 	}
@@ -266,6 +272,29 @@ func (x *searchIndex) search(q string, maxPrefixTerms int) []hit {
 		return hits[i].doc < hits[j].doc
 	})
 	return hits
+}
+
+// subject scores a page, for a query no page matches whole, by the query
+// word that names it (its title, slug segment, key or interface, as
+// wholeQuery scores a one-word query), weighed by how rare the word is:
+// log(N/pages holding it)/log(N), near 1 for "structuredclone" (2 of
+// 14,080 pages), under half for "is" or "in". A question ("is
+// structuredClone available in Safari 15") has its subject among common
+// words that many pages match; without this, JavaScript error pages
+// holding "is", "in" and "available" ranked first and structuredClone's
+// pages not in the first ten.
+func (x *searchIndex) subject(d *indexDoc, qterms []string, sets []map[int32]bool) float64 {
+	n := float64(len(x.docs))
+	if n < 2 {
+		return 0
+	}
+	best := 0.0
+	for i, t := range qterms {
+		if df := float64(len(sets[i])); df > 0 {
+			best = max(best, x.wholeQuery(d, t)*math.Log(n/df)/math.Log(n))
+		}
+	}
+	return best
 }
 
 // expand returns t and the index terms starting with it (for terms of at

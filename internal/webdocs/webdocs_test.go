@@ -151,6 +151,9 @@ func TestSearchRanking(t *testing.T) {
 		{"observe", "/en-US/docs/Web/API/ResizeObserver/observe", nil},
 		// A dictionary its declaration takes finds the method.
 		{"ResizeObserverOptions", "/en-US/docs/Web/API/ResizeObserver/observe", nil},
+		// A question: its subject among words many pages hold.
+		{"is ResizeObserver available in Safari 15", "/en-US/docs/Web/API/ResizeObserver", nil},
+		{"does Safari support the gap property", "/en-US/docs/Web/CSS/Reference/Properties/gap", nil},
 		// A path or URL finds its page first.
 		{"https://developer.mozilla.org/en-US/docs/Web/CSS/gap", "/en-US/docs/Web/CSS/Reference/Properties/gap", nil},
 	} {
