@@ -46,6 +46,9 @@ var calls = []call{
 	{"mistake: read a folder", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist"}`, `dist/esm/`},
 	{"mistake: glob without **/", `{"action":"glob","packageName":"lucide-react","version":"1.81.0","patterns":["*.d.ts"]}`, `\*\*/\*\.d\.ts`},
 	{"mistake: version that does not exist", `{"action":"list","packageName":"lucide-react","version":"99"}`, `the highest is \d`},
+	{"mistake: scope without @", `{"action":"list","packageName":"types/react","version":"19.2.7"}`, `@types/react@19\.2\.7`},
+	{"mistake: a version past its major's last", `{"action":"list","packageName":"react","version":"18.9.0"}`, `the highest 18\.x is 18\.\d+\.\d+`},
+	{"mistake: glob a source path", `{"action":"glob","packageName":"next","version":"16.4.6","patterns":["src/**/navigation.ts"]}`, `dist/client/components/navigation\.d\.ts`},
 	{"mistake: grep for a name it does not have", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"UnicornIcon"}`, `caseInsensitive: true`},
 }
 

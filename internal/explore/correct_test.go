@@ -368,3 +368,22 @@ func TestScopeWithoutAt(t *testing.T) {
 		t.Errorf("list nosuch/pkg = %v, want a 404 for @nosuch/pkg saying it was read from nosuch/pkg", err)
 	}
 }
+
+// TestGlobNoMatchNamesDeclarationsFirst: the files named like a glob that
+// matched nothing come declarations first and source maps last, as grep
+// ranks them, not in path order (next's dist/api/navigation.js.map came
+// before dist/client/components/navigation.d.ts).
+func TestGlobNoMatchNamesDeclarationsFirst(t *testing.T) {
+	svc := newService(t, map[string]string{
+		"package.json":            `{"name":"paged"}`,
+		"dist/api/nav.js.map":     "{}",
+		"dist/api/nav.js":         "export {};\n",
+		"dist/client/nav.d.ts":    "export {};\n",
+		"dist/client/nav.test.js": "test();\n",
+	})
+	res, err := svc.Glob(t.Context(), explore.Request{Action: "glob", PackageName: "paged", Patterns: []string{"src/**/nav.ts"}})
+	want := `4 files named nav.* in other folders: dist/client/nav.d.ts, dist/api/nav.js, `
+	if err != nil || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], want) || !strings.HasSuffix(res.Notes[0], "dist/api/nav.js.map") {
+		t.Errorf("glob src/**/nav.ts = %+v, %v; want a note with %q and the map last", res, err, want)
+	}
+}

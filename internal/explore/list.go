@@ -198,8 +198,9 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 
 // sameNameNote names what a glob that matched nothing looked for where
 // it is: the files named like a pattern's last segment in any folder
-// and with any extension (next has no "src/**/navigation.ts" but
-// dist/client/components/navigation.d.ts and .js), or, for "*.tsx",
+// and with any extension, declarations first (next has no
+// "src/**/navigation.ts" but dist/client/components/navigation.d.ts and
+// .js; in path order the first five were dist/api's, maps among them), or, for "*.tsx",
 // the types of file the package has (npm packages seldom ship their
 // sources). "" when no pattern is of either kind or nothing is named so.
 func sameNameNote(files []store.File, patterns []string) string {
@@ -212,17 +213,20 @@ func sameNameNote(files []store.File, patterns []string) string {
 		ext = "." + ext
 		switch {
 		case stem != "" && !strings.ContainsAny(stem, "*?[{\\"):
-			var named []string
-			n := 0
+			var same []store.File
 			for _, f := range files {
 				if b := path.Base(f.Path); b == stem || strings.HasPrefix(b, stem+".") {
-					if n++; len(named) < maxSuggestions {
-						named = append(named, f.Path)
-					}
+					same = append(same, f)
 				}
 			}
-			if n > 0 {
-				return fmt.Sprintf("no path matches %q; %s named %s.* in other folders: %s", p, english.Count(n, "file"), stem, strings.Join(named, ", "))
+			if len(same) > 0 {
+				// Declarations first, source maps last, as grep ranks.
+				slices.SortStableFunc(same, func(a, b store.File) int { return fileTier(a.Path, a.Size) - fileTier(b.Path, b.Size) })
+				var named []string
+				for _, f := range same[:min(len(same), maxSuggestions)] {
+					named = append(named, f.Path)
+				}
+				return fmt.Sprintf("no path matches %q; %s named %s.* in other folders: %s", p, english.Count(len(same), "file"), stem, strings.Join(named, ", "))
 			}
 		case stem == "*" && ext != "." && !strings.ContainsAny(ext, "*?[{\\"):
 			return fmt.Sprintf("no file of the %s ends in %s; the package has %s", english.Count(len(files), "file"), ext, fileTypes(files))
