@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pkgscope/pkgscope/internal/closest"
+	"github.com/pkgscope/pkgscope/internal/english"
 )
 
 // Fields of a Request: which action takes which, and the correction for
@@ -285,10 +286,13 @@ func aliasFor(name, action string) string {
 // sent (the API's JSON decoder and the MCP tool's arguments alike): each
 // with the field meant, when a model's usual name for it is known, else
 // the fields the action takes.
+// At most MaxNamedFields are named; the rest are counted (MoreUnknown).
 func UnknownFields(names []string, action string) *InputError {
 	if _, ok := actionFields[action]; !ok {
 		action = ""
 	}
+	more := max(0, len(names)-MaxNamedFields)
+	names = names[:len(names)-more]
 	var msgs []string
 	for _, n := range names {
 		msg := fmt.Sprintf("unknown field %q", n)
@@ -305,8 +309,32 @@ func UnknownFields(names []string, action string) *InputError {
 	} else {
 		msgs = append(msgs, "the fields are "+strings.Join(requestFields, ", "))
 	}
-	return &InputError{Field: names[0], Err: errors.New(strings.Join(msgs, "; "))}
+	err := errors.New(strings.Join(msgs, "; "))
+	if more > 0 {
+		err = &MoreUnknown{Err: err, More: more}
+	}
+	return &InputError{Field: names[0], Err: err}
 }
+
+// MaxNamedFields is how many unknown fields a refusal names, each matched
+// against the action's fields for a did-you-mean: a body (or MCP
+// arguments) of 60,000 made-up keys was refused with every one named, a
+// 1.5 MB answer (3.1 MB over MCP) and 0.9 s of CPU for a 1 MB request.
+const MaxNamedFields = 10
+
+// MoreUnknown is a refusal that names the first MaxNamedFields unknown
+// fields and counts the More it leaves out.
+type MoreUnknown struct {
+	Err  error
+	More int
+}
+
+func (m *MoreUnknown) Error() string {
+	return fmt.Sprintf("%v; and %d more %s", m.Err, m.More, english.Noun(m.More, "unknown field"))
+}
+
+// Unwrap returns the refusal naming the first fields.
+func (m *MoreUnknown) Unwrap() error { return m.Err }
 
 // IsField reports whether name is a Request field's JSON name, exactly.
 func IsField(name string) bool { return slices.Contains(requestFields, name) }

@@ -199,11 +199,16 @@ func TestErrorsInMemory(t *testing.T) {
 // every transport runs it.
 func checkErrors(t *testing.T, cs *sdk.ClientSession) {
 	t.Helper()
+	var many strings.Builder // 5,000 made-up arguments: 10 named, the rest counted
+	for i := range 5000 {
+		fmt.Fprintf(&many, `,"k%04d":1`, i)
+	}
 	cases := []struct {
 		name, args string
 		code, msg  string
 	}{
 		{"unknown field", `{"action":"list","packageName":"lib","bogus":1}`, "bad_request", "bogus"},
+		{"many unknown fields", `{"action":"list","packageName":"lib"` + many.String() + `}`, "bad_request", "and 4990 more unknown fields"},
 		{"missing packageName", `{"action":"list"}`, "bad_request", "packageName"},
 		{"unknown action", `{"action":"cat","packageName":"lib"}`, "bad_request", "action"},
 		{"grep limit", `{"action":"grep","packageName":"lib","pattern":"x","limit":2}`, "bad_request", "grep takes maxMatches, not limit"},
