@@ -4,7 +4,7 @@
 // The path is a chain of small Fillers, each wrapping the next (as athens'
 // stasher does), wired in one place, New:
 //
-//	store hit → recent bad-bytes failure → in-process single-flight → cross-replica lock → store re-check → index → fetch
+//	store hit → recent bad-bytes failure → in-process single-flight → fill slot → cross-replica lock → store re-check → index → fetch
 //
 // where fetch is: the version's entry (its manifest, or the packument) →
 // declared-size check → tarball download streamed into unpack and store
@@ -17,6 +17,13 @@
 // of this chain but of the read chain in front of it (explore.New): it
 // answers from the CDN when this chain fails or is slow, and never writes
 // to the store.
+//
+// The fill slot (Options.Slots; slots.go) bounds the distinct versions
+// this process fetches at once (max-fills) and those waiting for a turn
+// (max-fill-waiters; past it a miss is refused at once, 503). It comes
+// after the single-flight, so a caller joining a fill already running
+// never takes a slot, and before the lock, so a waiting fill holds no
+// lock (in Postgres, a connection).
 package fill
 
 import (
@@ -97,6 +104,10 @@ type Options struct {
 	// Lock, when set, makes replicas take turns on a cold version; nil
 	// leaves only the in-process single-flight.
 	Lock Lock
+	// Slots, when set, bound the fills in flight (NewSlots); several
+	// chains may share one. Nil leaves them unbounded: the indexer's
+	// warm jobs are bounded by their workers instead.
+	Slots *Slots
 	// FailedRetryAfter is how long a version whose bytes failed (BadBytes)
 	// is answered with that failure from memory instead of being
 	// downloaded again: without it each request for a tarball that fails
@@ -125,6 +136,9 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 	f = storeHit(st, f) // re-check: another flight may have filled it meanwhile
 	if opt.Lock != nil {
 		f = &locked{lock: opt.Lock, st: st, next: f}
+	}
+	if opt.Slots != nil {
+		f = slotted(opt.Slots, f)
 	}
 	f = &singleFlight{next: f, timeout: opt.Timeout}
 	f = rememberFailures(f, opt.FailedRetryAfter)
