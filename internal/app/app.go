@@ -113,12 +113,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	m.WatchCache(a.Cache.Stats)
 	m.WatchFillLocks(core.LockStats())
 	fillOpt.Index = searcher.Later(cfg.FillTimeout)
+	fillOpt.Slots = cfg.FillSlots()
+	m.WatchFillSlots(fillOpt.Slots.Stats)
 	resolver := resolve.New(reg, st)
 	var filler fill.Filler = m.Filler(fill.New(st, reg, fillOpt))
 	// Warm jobs share the miss path but wait for the index, so a warmed
-	// version is greppable when its job ends.
+	// version is greppable when its job ends. They take no fill slot:
+	// their workers (8) and max-inflight-bytes bound them already, and
+	// sharing the callers' slots would let a stampede of misses starve
+	// the queue, or refuse its jobs.
 	warmFill := fillOpt
 	warmFill.Index = searcher
+	warmFill.Slots = nil
 	// The mirror's callers queue work anyone with a token may ask for:
 	// the queue is bounded (max-warm-queue), and so is one request
 	// (max-request-items).

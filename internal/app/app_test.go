@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
+	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -375,6 +377,59 @@ func TestColdStampedeFetchesOnce(t *testing.T) {
 	}
 	if got := m.reg.TarballDownloads("hot", "1.0.0"); got != 1 {
 		t.Errorf("tarball downloaded %d times, want 1", got)
+	}
+}
+
+// TestColdFillsPastTheSlotsAre503: with max-fills 1 and no room to wait,
+// a second cold version asked while the first is fetched is refused at
+// once through the API (503 upstream_unavailable with Retry-After, never a
+// 404), /metrics counts it, and nothing is recorded of it.
+func TestColdFillsPastTheSlotsAre503(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.MaxFills, c.MaxFillWaiters = 1, 0 })
+	for _, name := range []string{"held", "next"} {
+		m.reg.Publish(name, "1.0.0", tarballtest.Package(t, map[string]string{"a.js": "x"}))
+	}
+	// The version list (the jsDelivr-compatible metadata, which never
+	// fills) caches held's packument, so the next registry request for it
+	// is the tarball, asked by a fill holding its slot.
+	if resp, body := m.get("/v1/packages/npm/held"); resp.StatusCode != 200 {
+		t.Fatalf("held's versions: %d %s", resp.StatusCode, body)
+	}
+	arrived := m.reg.Arrived("held")
+	release := m.reg.Hold("held")
+	defer release()
+	held := make(chan int, 1)
+	go func() {
+		status, _ := m.explore(`{"action":"list","packageName":"held","version":"1.0.0"}`, nil)
+		held <- status
+	}()
+	<-arrived // held@1.0.0 holds the only slot
+	resp, err := http.Post(m.srv.URL+"/v1/explore", "application/json", strings.NewReader(`{"action":"list","packageName":"next","version":"1.0.0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "upstream_unavailable") || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a cold version past the slots: %d %s (Retry-After %q), want 503 upstream_unavailable with Retry-After",
+			resp.StatusCode, body, resp.Header.Get("Retry-After"))
+	}
+	_, metrics := m.get("/metrics")
+	for _, want := range []string{"pkgscope_fill_slots 1", "pkgscope_fill_slots_in_use 1", "pkgscope_fill_slot_refusals_total 1"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "pkgscope_fill_slot"))
+		}
+	}
+	release()
+	if status := <-held; status != 200 {
+		t.Errorf("the held version: %d", status)
+	}
+	// Not recorded (internal/fill's TestFillSlotsBoundColdFills fills it
+	// again once the slot is free: here the held request is answered from
+	// the verified download while its fill, holding the slot, still
+	// writes to the store).
+	if _, err := m.app.Store.Version(t.Context(), "next", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused version left a record: %v", err)
 	}
 }
 

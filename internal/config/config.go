@@ -126,6 +126,13 @@ type Config struct {
 	// (integrity, limits, corrupt archive) is answered with that failure
 	// instead of being downloaded again.
 	FailedRetryAfter time.Duration
+	// MaxFills is how many distinct versions this process fetches and
+	// ingests at once for its callers; MaxFillWaiters how many more may
+	// wait for a turn, past which a miss is refused at once (503 with
+	// Retry-After). Callers of a version already being fetched join it
+	// and count against neither. Warm jobs are bounded by their workers
+	// instead (fill.Slots).
+	MaxFills, MaxFillWaiters int
 
 	// PackumentTTL is how long resolved dist-tags and version lists are
 	// cached; exact versions are immutable and cached for good.
@@ -385,6 +392,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "grace period for in-flight requests on shutdown")
 	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "how long a version whose tarball failed its checks is answered from memory before trying again")
 	b.Dur(&c.FillTimeout, "fill-timeout", "time for one miss: fetch, verify, ingest, commit")
+	b.Int(&c.MaxFills, "max-fills", "distinct versions this process fetches and ingests at once for its callers; more wait")
+	b.Int(&c.MaxFillWaiters, "max-fill-waiters", "cold fills that may wait for one of max-fills; a miss past them is refused at once (503 with Retry-After)")
 	b.Dur(&c.BlobGCInterval, "blob-gc-interval", "how often the blob collector runs a pass, across replicas (0: never)")
 	b.Dur(&c.BlobGCGrace, "blob-gc-grace", "how long a file body or index chunk nothing names is kept after it was last written (must exceed twice fill-timeout)")
 	b.Int(&c.BlobGCBatch, "blob-gc-batch", "most blobs one blob collector pass examines")
@@ -576,6 +585,7 @@ func (c Config) Validate() error {
 	// that is not positive is a mistake to name.
 	positive("fill-timeout", int64(c.FillTimeout))
 	positive("failed-retry-after", int64(c.FailedRetryAfter))
+	positive("max-fills", int64(c.MaxFills))
 	positive("packument-ttl", int64(c.PackumentTTL))
 	positive("packument-refetch", int64(c.PackumentRefetch))
 	positive("upstream-timeout", int64(c.UpstreamTimeout))
@@ -602,6 +612,7 @@ func (c Config) Validate() error {
 		}
 	}
 	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
+	notNegative("max-fill-waiters", int64(c.MaxFillWaiters))
 	notNegative("max-context-lines", int64(c.MaxContextLines))
 	notNegative("grep-line-matches-counted", int64(c.GrepLineMatchesCounted))
 	notNegative("project-ready-versions", int64(c.ProjectReadyVersions))

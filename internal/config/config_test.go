@@ -46,6 +46,8 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		{nil, []string{"--fill-timeout", "10m"}, "write-timeout"},
 		{map[string]string{"PKGSCOPE_BLOB_GC_GRACE": "10m"}, nil, "blob-gc-grace (10m0s) must be longer than twice fill-timeout (5m0s)"},
 		{nil, []string{"--blob-gc-batch", "0"}, "blob-gc-batch (0) must be positive"},
+		{nil, []string{"--max-fills", "0"}, "max-fills must be positive"},
+		{map[string]string{"PKGSCOPE_MAX_FILL_WAITERS": "-1"}, nil, "max-fill-waiters must not be negative"},
 		{map[string]string{"DATABASE_URL": "postgres://db/x", "PKGSCOPE_MIGRATION_LOCK_TIMEOUT": "500ms"}, nil, "migration-lock-timeout (500ms) must be at least 1s"},
 		{nil, []string{"stray"}, "unexpected arguments"},
 	}

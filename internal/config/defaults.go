@@ -78,6 +78,8 @@ func Default() Config {
 		ShutdownTimeout:      30 * time.Second,
 		FillTimeout:          5 * time.Minute,
 		FailedRetryAfter:     fill.DefaultFailedRetryAfter,
+		MaxFills:             fill.DefaultMaxFills,
+		MaxFillWaiters:       fill.DefaultMaxFillWaiters,
 		BlobGCInterval:       gc.Interval,
 		BlobGCGrace:          gc.Grace,
 		BlobGCBatch:          gc.Batch,
@@ -225,6 +227,11 @@ func (c Config) BlobGC() blobgc.Options {
 func (c Config) Fill() fill.Options {
 	return fill.Options{Timeout: c.FillTimeout, FailedRetryAfter: c.FailedRetryAfter, Ingest: c.Ingest()}
 }
+
+// FillSlots bound the mirror's cold fills in flight (max-fills,
+// max-fill-waiters): one set per process, for Options.Slots of the
+// chains that share it.
+func (c Config) FillSlots() *fill.Slots { return fill.NewSlots(c.MaxFills, c.MaxFillWaiters) }
 
 // GrepLimits bound every grep, of a stored version and of one answered
 // from jsDelivr alike, so the two differ only in what was fetched.

@@ -53,6 +53,7 @@ func TestDefaultsAreThePackages(t *testing.T) {
 		{"redis", rd, redisconn.DefaultOptions()},
 		{"pglock", c.PGLock(), pglock.DefaultOptions()},
 		{"cache", c.Cache(), cache.DefaultOptions()},
+		{"fill slots", c.FillSlots().Stats(), fill.NewSlots(fill.DefaultMaxFills, fill.DefaultMaxFillWaiters).Stats()},
 		{"webdocs", c.WebDocs(), webdocs.Options{Versions: webdocs.DefaultVersions(), Limits: webdocs.DefaultLimits(), MDN: webdocs.DefaultMDNOptions()}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pkgscope/pkgscope/internal/cache"
+	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redislock"
@@ -196,4 +197,41 @@ func (lc *lockCollector) Collect(ch chan<- prometheus.Metric) {
 		counts("postgres", s.Acquired, s.Waited, s.HandedOff, s.TimedOut, s.Unavailable)
 		ch <- prometheus.MustNewConstMetric(lockBusyDesc, prometheus.CounterValue, float64(s.Busy), "postgres")
 	}
+}
+
+// WatchFillSlots exposes the bound on cold fills in flight (fill.Slots:
+// max-fills, max-fill-waiters), read at each scrape: the slots, those
+// taken, the fills waiting for one, and the misses refused (503) because
+// every slot was taken and max-fill-waiters fills were waiting.
+func (m *Metrics) WatchFillSlots(stats func() fill.SlotStats) {
+	if m != nil && stats != nil {
+		m.reg.MustRegister(&slotCollector{stats: stats})
+	}
+}
+
+var (
+	slotsMaxDesc = prometheus.NewDesc("pkgscope_fill_slots",
+		"Cold fills this process may run at once (max-fills).", nil, nil)
+	slotsInUseDesc = prometheus.NewDesc("pkgscope_fill_slots_in_use",
+		"Cold fills fetching and ingesting now.", nil, nil)
+	slotsWaitingDesc = prometheus.NewDesc("pkgscope_fill_slot_waiters",
+		"Cold fills waiting for a slot now (at most max-fill-waiters).", nil, nil)
+	slotsRefusedDesc = prometheus.NewDesc("pkgscope_fill_slot_refusals_total",
+		"Misses refused at once (503) because every slot was taken and max-fill-waiters fills were waiting.", nil, nil)
+)
+
+type slotCollector struct{ stats func() fill.SlotStats }
+
+func (sc *slotCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{slotsMaxDesc, slotsInUseDesc, slotsWaitingDesc, slotsRefusedDesc} {
+		ch <- d
+	}
+}
+
+func (sc *slotCollector) Collect(ch chan<- prometheus.Metric) {
+	s := sc.stats()
+	ch <- prometheus.MustNewConstMetric(slotsMaxDesc, prometheus.GaugeValue, float64(s.Max))
+	ch <- prometheus.MustNewConstMetric(slotsInUseDesc, prometheus.GaugeValue, float64(s.InUse))
+	ch <- prometheus.MustNewConstMetric(slotsWaitingDesc, prometheus.GaugeValue, float64(s.Waiting))
+	ch <- prometheus.MustNewConstMetric(slotsRefusedDesc, prometheus.CounterValue, float64(s.Refused))
 }

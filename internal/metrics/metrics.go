@@ -15,6 +15,9 @@
 //	pkgscope_fill_lock_{acquired,waits,handoffs}_total{lock}     counter    WatchFillLocks (redis, postgres)
 //	pkgscope_fill_lock_{wait_timeouts,unavailable}_total{lock}   counter    WatchFillLocks
 //	pkgscope_fill_lock_busy_total{lock="postgres"}               counter    WatchFillLocks (past pg-lock-conns)
+//	pkgscope_fill_slots, pkgscope_fill_slots_in_use              gauge      WatchFillSlots (max-fills)
+//	pkgscope_fill_slot_waiters                                   gauge      WatchFillSlots (max-fill-waiters)
+//	pkgscope_fill_slot_refusals_total                            counter    WatchFillSlots (503 past both)
 //
 // plus the Go runtime's and the process's standard series. Labels are
 // bounded: routes are Echo's route patterns, actions a fixed set, statuses

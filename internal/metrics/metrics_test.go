@@ -220,6 +220,18 @@ func TestFillLockCounters(t *testing.T) {
 	m.WatchFillLocks(nil, nil) // no lock: nothing registered, no panic
 }
 
+// TestFillSlotSeries: the fill slots' bound, use, waiters and refusals.
+func TestFillSlotSeries(t *testing.T) {
+	m := New()
+	m.WatchFillSlots(func() fill.SlotStats { return fill.SlotStats{Max: 8, MaxWaiters: 64, InUse: 5, Waiting: 3, Refused: 2} })
+	hasSeries(t, scrape(t, m),
+		`pkgscope_fill_slots 8`,
+		`pkgscope_fill_slots_in_use 5`,
+		`pkgscope_fill_slot_waiters 3`,
+		`pkgscope_fill_slot_refusals_total 2`,
+	)
+}
+
 func TestNilMetricsRecordNothing(t *testing.T) {
 	var m *Metrics
 	m.CountUpstream("registry", "ok")

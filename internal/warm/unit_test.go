@@ -1,6 +1,7 @@
 package warm
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/fill"
+	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
@@ -159,6 +162,38 @@ func TestOnMiss(t *testing.T) {
 	}
 	if len(res.Jobs) != 1 {
 		t.Errorf("%d jobs, want 1 (none for the missing version)", len(res.Jobs))
+	}
+}
+
+// TestOnMissLeavesNoJobWhenBusy: a miss refused because every fill slot
+// and waiter's room was taken (fill.ErrBusy) leaves no job: its caller
+// retries, and a stampede of refusals must not fill the queue.
+func TestOnMissLeavesNoJobWhenBusy(t *testing.T) {
+	t.Parallel()
+	reg := fakeregistry.New(t)
+	publish(t, reg, "held", "1.0.0")
+	publish(t, reg, "busy", "1.0.0")
+	w := newWorker(t, reg, newLocation(t, sqliteBackend).open(t), testConfig(), nil)
+	mirror := OnMiss(fill.New(w.st, w.up, fill.Options{Timeout: time.Minute, Ingest: ingest.DefaultLimits(), Slots: fill.NewSlots(1, 0)}), w.q, nil)
+	arrived := reg.Arrived("held")
+	release := reg.Hold("held")
+	defer release()
+	held := make(chan error, 1)
+	go func() { held <- mirror.Fill(t.Context(), "held", "1.0.0") }()
+	<-arrived // held@1.0.0 takes the only slot
+	if err := mirror.Fill(t.Context(), "busy", "1.0.0"); !errors.Is(err, fill.ErrBusy) {
+		t.Fatalf("a second version with no slot and no room to wait: %v, want fill.ErrBusy", err)
+	}
+	release()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.q.rc.JobList(t.Context(), river.NewJobListParams().Kinds(JobKind).First(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Jobs) != 0 {
+		t.Errorf("%d jobs after a refused miss, want none", len(res.Jobs))
 	}
 }
 
