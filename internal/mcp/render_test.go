@@ -120,6 +120,32 @@ func TestRenderGrepSkippedOnOneLine(t *testing.T) {
 	}
 }
 
+// TestRenderGrepRepeatedRuns: a file whose matching lines on the page are
+// an earlier file's, numbers and text alike (lucide-react's .d.ts and its
+// .prefixed.d.ts), takes one line naming it; a run that differs, or is
+// shorter printed than named, is printed.
+func TestRenderGrepRepeatedRuns(t *testing.T) {
+	decl := func(file string, line int, name string) explore.GrepMatch {
+		return explore.GrepMatch{File: file, Line: line, Column: 15, Text: "declare const " + name + ": LucideIcon;"}
+	}
+	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, FilesSearched: 4, Matches: []explore.GrepMatch{
+		decl("dist/a.d.ts", 10, "ArrowRight"), decl("dist/a.d.ts", 20, "ArrowRightLeft"),
+		decl("dist/a.prefixed.d.ts", 10, "ArrowRight"), decl("dist/a.prefixed.d.ts", 20, "ArrowRightLeft"),
+		decl("dist/a.suffixed.d.ts", 10, "ArrowRight"), decl("dist/a.suffixed.d.ts", 21, "ArrowRightLeft"),
+		{File: "x.js", Line: 1, Column: 1, Text: "a"}, {File: "y.js", Line: 1, Column: 1, Text: "a"},
+	}}
+	want := "p@1.0.0 grep: 8 matching lines in 5 files (4 files searched)\n" +
+		"dist/a.d.ts:10:15:declare const ArrowRight: LucideIcon;\n" +
+		"dist/a.d.ts:20:15:declare const ArrowRightLeft: LucideIcon;\n" +
+		"[dist/a.prefixed.d.ts:10-20: the same 2 matching lines as dist/a.d.ts above]\n" +
+		"dist/a.suffixed.d.ts:10:15:declare const ArrowRight: LucideIcon;\n" +
+		"dist/a.suffixed.d.ts:21:15:declare const ArrowRightLeft: LucideIcon;\n" +
+		"x.js:1:1:a\ny.js:1:1:a"
+	if got := renderGrep(res); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
 // TestRenderGrepCountTotal: count's header sums the matching lines.
 func TestRenderGrepCountTotal(t *testing.T) {
 	res := &explore.GrepResult{Answer: explore.Answer{PackageName: "p", Version: "1.0.0"}, OutputMode: explore.OutputCount, FilesSearched: 4,
