@@ -33,6 +33,7 @@ var calls = []call{
 	{"lucide-react: list", `{"action":"list","packageName":"lucide-react","version":"1.81.0"}`, `dist/lucide-react\.d\.ts`},
 	{"lucide-react: glob *.d.ts", `{"action":"glob","packageName":"lucide-react","version":"1.81.0","patterns":["**/*.d.ts"]}`, `dist/lucide-react\.d\.ts`},
 	{"lucide-react: read dist/lucide-react.d.ts", `{"action":"read","packageName":"lucide-react","version":"1.81.0","path":"dist/lucide-react.d.ts"}`, `declare const ArrowLeft\b`},
+	{"lucide-react: grep ArrowRight", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"ArrowRight"}`, `declare const ArrowRight\b`},
 	{"next: grep useRouter", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter"}`, `\.d\.ts:\d+:\d+:`},
 	{"next: list", `{"action":"list","packageName":"next","version":"16.4.6"}`, `(?m)^dist/`},
 	{"next: grep useRouter, contextLines 2", `{"action":"grep","packageName":"next","version":"16.4.6","pattern":"useRouter","contextLines":2}`, `\.d\.ts(-\d+-|\n\d+[-:])`},
