@@ -369,6 +369,13 @@ func (c *core) Search(ctx context.Context, o *Opened, q index.Query) (*Searched,
 		return nil, ErrGrepUnavailable
 	}
 	res, err := c.searcher.Search(ctx, o.Name, o.Version, q)
+	if errors.Is(err, store.ErrNotFound) {
+		// Opened before its commit (fill), and the store failed since:
+		// as Body, wait for a fill, whose error is the answer.
+		if err = c.committed(ctx, o); err == nil {
+			res, err = c.searcher.Search(ctx, o.Name, o.Version, q)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
