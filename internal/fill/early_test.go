@@ -72,6 +72,28 @@ func fillAsync(t *testing.T, f fill.Filler, err *error) chan struct{} {
 	return done
 }
 
+// unstored checks that none of bodies is in st.
+func unstored(t *testing.T, st store.Store, bodies [][]byte, why string) {
+	t.Helper()
+	for i, b := range bodies {
+		if _, err := st.Blob(t.Context(), store.HashOf(b)); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("body %d reached the store %s: %v", i, why, err)
+		}
+	}
+}
+
+// offeredFill is fillAsync, returning once the version is offered.
+func offeredFill(t *testing.T, f fill.Filler, s *search.Searcher, held *heldStore, err *error) chan struct{} {
+	t.Helper()
+	done := fillAsync(t, f, err)
+	if _, ok := s.Verified(t.Context(), "big", "1.0.0", done); !ok {
+		close(held.release)
+		<-done
+		t.Fatalf("the version was not offered (fill: %v)", *err)
+	}
+	return done
+}
+
 // needle is a grep for the first 24 characters of body.
 func needle(body []byte) index.Query {
 	return index.Query{Pattern: string(body[:24]), FixedStrings: true, MaxMatches: 10}
@@ -141,12 +163,7 @@ func TestStoreFailureAfterAnEarlyAnswerCommitsNothing(t *testing.T) {
 			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{}), fail: broken}
 			f, s, dir := earlyEnv(t, held, data)
 			var ferr error
-			done := fillAsync(t, f, &ferr)
-			if _, ok := s.Verified(t.Context(), "big", "1.0.0", done); !ok {
-				close(held.release)
-				<-done
-				t.Fatalf("the version was not offered (fill: %v)", ferr)
-			}
+			done := offeredFill(t, f, s, held, &ferr)
 			if res, err := s.Search(t.Context(), "big", "1.0.0", needle(bodies[3])); err != nil || len(res.Matches) != 1 {
 				t.Fatalf("early grep: %+v, %v", res.Matches, err)
 			}
@@ -195,11 +212,7 @@ func TestTamperedTarballIsNeverOfferedNorStored(t *testing.T) {
 				t.Errorf("a grep of the tampered version answered")
 			}
 			invisible(t, held.Store)
-			for i, b := range bodies {
-				if _, err := held.Store.Blob(t.Context(), store.HashOf(b)); !errors.Is(err, store.ErrNotFound) {
-					t.Errorf("body %d of the tampered tarball reached the store: %v", i, err)
-				}
-			}
+			unstored(t, held.Store, bodies, "of the tampered tarball")
 			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 				t.Errorf("left in the index cache: %v", ents)
 			}
@@ -246,6 +259,40 @@ func TestCancelledIngestLeavesNoSpool(t *testing.T) {
 			invisible(t, held.Store)
 			if _, ok := s.VerifiedBody("big", "1.0.0", store.HashOf(bodies[0])); ok {
 				t.Errorf("a cancelled ingest's spool still serves")
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("left in the index cache: %v", ents)
+			}
+		})
+	}
+}
+
+// TestCloseWhileOfferedStoresNothingAfterIt: closing the searcher while a
+// version is offered and its store writes are pending cancels them and
+// waits for them: the store, which the mirror closes next, gets no write
+// and no commit after Close, the offer is withdrawn, and no spool is left.
+func TestCloseWhileOfferedStoresNothingAfterIt(t *testing.T) {
+	t.Parallel()
+	data, bodies := bigPackage(t)
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{})}
+			f, s, dir := earlyEnv(t, held, data)
+			var ferr error
+			done := offeredFill(t, f, s, held, &ferr)
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			close(held.release) // a write still pending would now reach the store
+			<-done
+			if ferr == nil {
+				t.Errorf("the fill succeeded after the searcher was closed")
+			}
+			invisible(t, held.Store)
+			unstored(t, held.Store, bodies, "after Close")
+			if _, ok := s.VerifiedBody("big", "1.0.0", store.HashOf(bodies[0])); ok {
+				t.Errorf("a closed searcher's spool still serves")
 			}
 			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 				t.Errorf("left in the index cache: %v", ents)

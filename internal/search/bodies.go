@@ -114,8 +114,20 @@ func (w *spoolWriter) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 // registers the spool for the version's builds. When the store fails,
 // nothing is committed and the offer is withdrawn, with any scan index
 // built from it (Searcher.unverify).
+//
+// Its writes are the Searcher's: Close cancels them (nothing is then
+// committed, as for any failure) and waits for them, so the store, which
+// the caller closes next, sees none after Close; once closed, it stores
+// nothing.
 func (w *spoolWriter) CommitVersion(ctx context.Context, v store.NewVersion) error {
 	s := w.b.s
+	if !s.start(&s.commits) {
+		return fmt.Errorf("storing %s: %w", w.key, errClosed)
+	}
+	defer s.commits.Done()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(s.bgCtx, stop)()
 	view := s.verify(w.key, w.b, v.Files)
 	err := w.behind.store(ctx)
 	if err == nil {

@@ -125,8 +125,12 @@ type Searcher struct {
 	// loads counts the detached loads acquire runs (they outlive their
 	// callers, so bg does not cover them); closed, under mu, stops new
 	// ones, so Close can wait for them before the store is closed.
-	loads  sync.WaitGroup
-	closed bool
+	loads sync.WaitGroup
+	// commits counts the spooled fills writing to the store and
+	// committing (bodies.go, spoolWriter.CommitVersion), which Close
+	// cancels and waits for likewise.
+	commits sync.WaitGroup
+	closed  bool
 	// spools are the bodies of fills whose full index has not been
 	// built yet, by key (bodies.go); spooled counts their bytes.
 	spools  map[string]*bodies
@@ -291,7 +295,7 @@ func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Co
 		return index.Stats{}, errClosed
 	}
 	ch := s.group.DoChan(sk, func() (any, error) {
-		if !s.startLoad() {
+		if !s.start(&s.loads) {
 			return nil, errClosed
 		}
 		defer s.loads.Done()
@@ -319,8 +323,9 @@ func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Co
 	}
 }
 
-// Close cancels and waits for the builds and loads in flight (they use the
-// store, which the caller closes next), then closes every open index not
+// Close cancels and waits for the builds, loads and spooled fills' store
+// writes in flight (they use the store, which the caller closes next; a
+// fill cancelled so commits nothing), then closes every open index not
 // in use; those in use close when their searches end.
 func (s *Searcher) Close() error {
 	s.mu.Lock()
@@ -329,6 +334,7 @@ func (s *Searcher) Close() error {
 	s.bgCancel()
 	s.bg.Wait()
 	s.loads.Wait()
+	s.commits.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, b := range s.spools {
@@ -364,14 +370,14 @@ func (s *Searcher) acquire(ctx context.Context, name, version string) (*entry, e
 	}
 }
 
-// startLoad counts a load in, unless the Searcher is closed.
-func (s *Searcher) startLoad() bool {
+// start counts a load or a commit in wg, unless the Searcher is closed.
+func (s *Searcher) start(wg *sync.WaitGroup) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	s.loads.Add(1)
+	wg.Add(1)
 	return true
 }
 
