@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -239,4 +240,59 @@ func TestEmptyBodiesAreStoredThroughTheSpool(t *testing.T) {
 	if b, err := st.Blob(t.Context(), files[0].Hash); err != nil || len(b) != 0 {
 		t.Errorf("the empty body: %q, %v", b, err)
 	}
+}
+
+// offersSeen is a store that records, as each version is committed,
+// whether the searcher offered it before (early.go).
+type offersSeen struct {
+	store.Store
+	s       *Searcher
+	offered map[string]bool
+}
+
+func (o *offersSeen) CommitVersion(ctx context.Context, v store.NewVersion) error {
+	k := key(v.Name, v.Version)
+	if view := o.s.takeVerified(k); view != nil {
+		o.offered[k] = len(view.files) == len(v.Files)
+		o.s.releaseBodies(view.b)
+	}
+	return o.Store.CommitVersion(ctx, v)
+}
+
+// TestSpoolPastTheBudgetBesideAnotherIsNotOffered: a fill whose bodies
+// no longer fit SpoolBytes beside another version's spool (kept for its
+// builds) stops spooling; it is never offered, not even in part, its
+// requests wait for the commit, which holds every file, and its grep
+// answers from the store. The first, which fit, was offered whole.
+func TestSpoolPastTheBudgetBesideAnotherIsNotOffered(t *testing.T) {
+	st := newStore(t)
+	files := spoolFiles()
+	var distinct int64
+	for p, body := range files {
+		if p != "lib/copy.js" { // f03's body again
+			distinct += int64(len(body))
+		}
+	}
+	opt := DefaultOptions(t.TempDir())
+	opt.SpoolBytes = distinct + distinct/2 // one version, not two
+	s := spoolSearcher(t, st, opt)
+	seen := &offersSeen{Store: st, s: s, offered: map[string]bool{}}
+	fillThroughSpool(t, s, seen, "a", "1.0.0", files)
+	fillThroughSpool(t, s, seen, "b", "1.0.0", files)
+	if !seen.offered["a@1.0.0"] {
+		t.Errorf("the version that fit the spool was not offered whole: %v", seen.offered)
+	}
+	if _, ok := seen.offered["b@1.0.0"]; ok {
+		t.Errorf("the version past the spool's budget was offered: %v", seen.offered)
+	}
+	if n := s.spooled.Load(); n > opt.SpoolBytes {
+		t.Errorf("spooled %d bytes, over SpoolBytes %d", n, opt.SpoolBytes)
+	}
+	if got, err := st.Files(t.Context(), "b", "1.0.0"); err != nil || len(got) != len(files) {
+		t.Errorf("b@1.0.0 committed %d files, %v; want %d", len(got), err, len(files))
+	}
+	if got := grep(t, s, "b", "1.0.0", `needle_7_99\(`); len(got) != 1 {
+		t.Errorf("grep of the version past the budget = %v, want one match", got)
+	}
+	s.bg.Wait()
 }
