@@ -143,10 +143,6 @@ type Config struct {
 	// probe goes through. Negative turns the breaker off.
 	BreakerFailures int
 	BreakerCooldown time.Duration
-	// MaxAheadTarballs is how many cold versions' tarballs may be asked
-	// for with their manifests, before the manifest names the tarball,
-	// at once (upstream.Config.MaxAheadTarballs); 0 asks none ahead.
-	MaxAheadTarballs int
 	// PackumentRefetch is how often a cached packument is fetched again
 	// early because it lacks an exact version asked for (just published).
 	PackumentRefetch time.Duration
@@ -404,7 +400,6 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 
 	b.Dur(&c.PackumentTTL, "packument-ttl", "how long dist-tags and version lists are cached")
 	b.Int(&c.BreakerFailures, "breaker-failures", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
-	b.Int(&c.MaxAheadTarballs, "max-ahead-tarballs", "cold versions' tarballs asked for with their manifests at once, at the registry's usual tarball URL (0: none)")
 	b.Dur(&c.BreakerCooldown, "breaker-cooldown", "how long an open circuit breaker refuses requests before one probe")
 	b.Dur(&c.PackumentRefetch, "packument-refetch", "how often a cached packument lacking a requested exact version is fetched again early")
 	b.Dur(&c.UpstreamTimeout, "upstream-timeout", "time for one packument or version-manifest request")
@@ -618,7 +613,6 @@ func (c Config) Validate() error {
 	}
 	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
 	notNegative("max-fill-waiters", int64(c.MaxFillWaiters))
-	notNegative("max-ahead-tarballs", int64(c.MaxAheadTarballs))
 	notNegative("max-context-lines", int64(c.MaxContextLines))
 	notNegative("grep-line-matches-counted", int64(c.GrepLineMatchesCounted))
 	notNegative("project-ready-versions", int64(c.ProjectReadyVersions))

@@ -88,7 +88,6 @@ func Default() Config {
 		PackumentRefetch: up.MinRefetchInterval,
 		BreakerFailures:  up.BreakerFailures,
 		BreakerCooldown:  up.BreakerCooldown,
-		MaxAheadTarballs: up.MaxAheadTarballs,
 		UpstreamTimeout:  up.RequestTimeout,
 		TarballTimeout:   up.TarballTimeout,
 		MaxTarballBytes:  up.MaxTarballBytes,
@@ -197,7 +196,6 @@ func (c Config) Upstream() upstream.Config {
 	u := upstream.DefaultConfig()
 	u.PackumentTTL, u.MinRefetchInterval = c.PackumentTTL, c.PackumentRefetch
 	u.BreakerFailures, u.BreakerCooldown = c.BreakerFailures, c.BreakerCooldown
-	u.MaxAheadTarballs = c.MaxAheadTarballs
 	u.RequestTimeout, u.TarballTimeout = c.UpstreamTimeout, c.TarballTimeout
 	u.MaxTarballBytes, u.AllowedTarballHosts = c.MaxTarballBytes, c.AllowedTarballHosts
 	return u

@@ -82,28 +82,6 @@ func (b *breakers) allow(host, what string) (done func(error), err error) {
 		}
 		return nil, b.refusal(what, oe, retry)
 	}
-	return b.record(host, probe), nil
-}
-
-// allowAhead is allow for a request sent before it is known to be needed
-// (VersionAndTarball's guessed tarball URL). It is not sent while the
-// host's breaker is open, nor as the host's probe: the probe slot is given
-// back at once, so the request that is needed (the manifest, sent next)
-// probes the host as it would have without the guess.
-func (b *breakers) allowAhead(host string) (done func(error), ok bool) {
-	probe, err := b.set.Allow(host)
-	if err != nil {
-		return nil, false
-	}
-	if probe {
-		b.set.Record(host, true, neutral, nil)
-		return nil, false
-	}
-	return b.record(host, false), true
-}
-
-// record is the done func of one admitted request.
-func (b *breakers) record(host string, probe bool) func(error) {
 	var once sync.Once
 	return func(err error) {
 		once.Do(func() {
@@ -113,7 +91,7 @@ func (b *breakers) record(host string, probe bool) func(error) {
 			}
 			b.set.Record(host, probe, classify(err), why)
 		})
-	}
+	}, nil
 }
 
 func (b *breakers) refusal(what string, oe *breaker.OpenError, retry time.Duration) error {

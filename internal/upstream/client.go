@@ -74,16 +74,6 @@ type Config struct {
 	// BreakerCooldown is how long an open breaker refuses requests. 30s
 	// is the Retry-After callers get for an outage anyway.
 	BreakerCooldown time.Duration
-	// MaxAheadTarballs bounds the tarball requests Version sends with a
-	// cold version's manifest, at the registry's conventional URL, that
-	// are in flight or kept for Tarball at once (ahead.go): each holds a
-	// connection and its answer's headers, its body unread, for at most
-	// RequestTimeout. 0, the default, sends none: a version resolved and
-	// not filled at once (metadata routes, a fill waiting for its slot or
-	// for another replica's) makes the registry send a tarball nobody
-	// reads, which the default traffic should not include until measured
-	// on replicas (docs/BENCHMARKS.md, issue 15).
-	MaxAheadTarballs int
 	// Clock tells the time for cache expiry, Retry-After dates and breaker
 	// cooldowns; tests inject a fake one.
 	Clock func() time.Time
@@ -140,8 +130,6 @@ type Client struct {
 	manifests singleflight.Group
 	// breakers stop requests to a host that keeps failing (breaker.go).
 	breakers *breakers
-	// ahead holds the tarball requests sent with manifests (ahead.go).
-	ahead ahead
 
 	packuments *lru.Cache[string, cachedPackument]
 	versions   *lru.Cache[versionKey, PackumentVersion]
@@ -170,7 +158,6 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 		packuments: lru.New[string, cachedPackument](cfg.MaxCachedPackumentBytes, lru.Options{}),
 		versions:   lru.New[versionKey, PackumentVersion](int64(cfg.MaxCachedVersions), lru.Options{}),
 		breakers:   newBreakers(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.Clock),
-		ahead:      ahead{max: cfg.MaxAheadTarballs, m: map[versionKey]*guess{}},
 	}
 	if hc == nil {
 		hc = &http.Client{}

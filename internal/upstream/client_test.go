@@ -78,9 +78,7 @@ func newEnvFor(t *testing.T, reg *fakeregistry.Registry, registryURL string, cfg
 	}
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	c := New(npm, cfg, &http.Client{Transport: tr})
-	t.Cleanup(c.Close)
-	return &env{reg: reg, clock: clock, c: c}
+	return &env{reg: reg, clock: clock, c: New(npm, cfg, &http.Client{Transport: tr})}
 }
 
 // nerf is the npmrc credential prefix of a registry URL: "//host:port/".

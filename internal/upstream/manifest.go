@@ -21,9 +21,7 @@ import (
 // 21 MB, about 0.8 s to download and parse) before a cold version's
 // tarball is even asked for; else, when the registry does not serve the
 // endpoint or answers it with anything but this version, from the
-// packument (PackumentListing), as before. With the manifest it asks for
-// the version's tarball, for Tarball to take, when MaxAheadTarballs allows
-// (ahead.go).
+// packument (PackumentListing), as before.
 //
 // Errors: as Packument's; ErrNotFound (wrapped) when the registry does
 // not list the version. A manifest request that gets no answer (refused,
@@ -44,16 +42,7 @@ func (c *Client) Version(ctx context.Context, name, version string) (PackumentVe
 		if pv, ok := c.CachedVersion(name, version); ok {
 			return pv, nil
 		}
-		g := c.guess(detached, name, version) // ahead.go
-		res, err := c.fetchManifest(detached, name, escaped, version)
-		if g != nil {
-			if pv, ok := res.(PackumentVersion); ok && err == nil {
-				c.keep(name, version, g, pv.Dist.Tarball)
-			} else {
-				c.dropGuess(versionKey{name, version}, g)
-			}
-		}
-		return res, err
+		return c.fetchManifest(detached, name, escaped, version)
 	})
 	var res singleflight.Result
 	select {

@@ -145,12 +145,6 @@ func TestVersionUnansweredIsNotRetriedOnThePackument(t *testing.T) {
 // the front.
 func proxy(t *testing.T, e *env, front func(http.ResponseWriter, *http.Request) bool) *env {
 	t.Helper()
-	return proxyWith(t, e, Config{}, front)
-}
-
-// proxyWith is proxy with a client of config cfg.
-func proxyWith(t *testing.T, e *env, cfg Config, front func(http.ResponseWriter, *http.Request) bool) *env {
-	t.Helper()
 	target, err := url.Parse(e.reg.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +156,7 @@ func proxyWith(t *testing.T, e *env, cfg Config, front func(http.ResponseWriter,
 		}
 	}))
 	t.Cleanup(srv.Close)
-	return newEnvFor(t, e.reg, srv.URL+"/", cfg)
+	return newEnvFor(t, e.reg, srv.URL+"/", Config{})
 }
 
 // TestDeprecation reads "deprecated" as npm does: any truthy value marks

@@ -12,8 +12,7 @@ import (
 )
 
 // Tarball starts downloading v.Dist.Tarball (used exactly as the registry
-// gave it; or the request Version sent ahead for that URL, ahead.go) and
-// returns its body as a *Download, which hashes the bytes as
+// gave it) and returns its body as a *Download, which hashes the bytes as
 // they are read and checks them against v.Dist.Integrity, or v.Dist.Shasum
 // when there is no integrity, once they have all been read (Verify). So
 // the bytes can be unpacked while they arrive, and nothing holds the whole
@@ -32,7 +31,7 @@ import (
 // open). TarballTimeout runs from the request to Close, so it bounds the
 // reader's pace too. The auth header is sent only when the URL is under
 // the package's registry URL.
-func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (*Download, error) {
+func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (_ *Download, err error) {
 	what := "tarball " + name + "@" + v.Version
 	if _, err := escapeName(name); err != nil {
 		return nil, err
@@ -46,38 +45,11 @@ func (c *Client) Tarball(ctx context.Context, name string, v PackumentVersion) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if o := c.takeGuess(ctx, name, v.Version, v.Dist.Tarball); o != nil {
-		return c.download(o, sum) // asked with the manifest (ahead.go)
-	}
-	done, err := c.breakers.allow(breakerKey(u), what)
-	if err != nil {
-		return nil, err
-	}
-	o, err := c.open(ctx, what, registry, u, done)
-	if err != nil {
-		return nil, err
-	}
-	return c.download(o, sum)
-}
 
-// opened is a tarball's answer whose body is not read yet.
-type opened struct {
-	what   string
-	caller context.Context
-	resp   *http.Response
-	cancel context.CancelFunc // ends TarballTimeout's context
-	done   func(error)        // the breaker's record
-}
-
-// open sends the GET for the checked tarball URL u, admitted by the
-// breaker (done), and returns once the answer's headers are in, its body
-// unread. On an error done has been called and nothing is left open.
-func (c *Client) open(ctx context.Context, what, registry string, u *url.URL, done func(error)) (_ *opened, err error) {
 	dctx, cancel := context.WithTimeout(ctx, c.cfg.TarballTimeout)
 	defer func() {
 		if err != nil {
 			cancel()
-			done(err)
 		}
 	}()
 	req, err := http.NewRequestWithContext(withOrigin(dctx, registry), http.MethodGet, u.String(), nil)
@@ -90,37 +62,29 @@ func (c *Client) open(ctx context.Context, what, registry string, u *url.URL, do
 			req.Header.Set("Authorization", auth)
 		}
 	}
+	done, err := c.breakers.allow(breakerKey(u), what)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			done(err)
+		}
+	}()
 	resp, err := c.send(ctx, req, what)
 	if err != nil {
 		return nil, err
 	}
-	return &opened{what: what, caller: ctx, resp: resp, cancel: cancel, done: done}, nil
-}
-
-// download makes o's body a Download checked against sum, or refuses it
-// (and closes o) when it declares more than MaxTarballBytes.
-func (c *Client) download(o *opened, sum *checker) (*Download, error) {
-	tooLarge := fmt.Errorf("%s: over %d bytes (Config.MaxTarballBytes): %w", o.what, c.cfg.MaxTarballBytes, ErrTooLarge)
-	if o.resp.ContentLength > c.cfg.MaxTarballBytes {
-		drainClose(o.resp.Body)
-		o.cancel()
-		o.done(tooLarge)
+	tooLarge := fmt.Errorf("%s: over %d bytes (Config.MaxTarballBytes): %w", what, c.cfg.MaxTarballBytes, ErrTooLarge)
+	if resp.ContentLength > c.cfg.MaxTarballBytes {
+		drainClose(resp.Body)
 		return nil, tooLarge
 	}
 	return &Download{
-		what: o.what, caller: o.caller, body: o.resp.Body, size: o.resp.ContentLength,
-		lim: &limitedReader{r: o.resp.Body, n: c.cfg.MaxTarballBytes}, sum: sum, tooLarge: tooLarge,
-		cancel: o.cancel, done: o.done,
+		what: what, caller: ctx, body: resp.Body, size: resp.ContentLength,
+		lim: &limitedReader{r: resp.Body, n: c.cfg.MaxTarballBytes}, sum: sum, tooLarge: tooLarge,
+		cancel: cancel, done: done,
 	}, nil
-}
-
-// discard closes o without reading its body (closing, not draining: the
-// body may be megabytes). The host answered, so its breaker records a
-// success.
-func (o *opened) discard() {
-	o.resp.Body.Close()
-	o.cancel()
-	o.done(nil)
 }
 
 // Download is a tarball's body as it arrives (Client.Tarball). Read hashes
