@@ -41,6 +41,21 @@ func (h *heldStore) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	return h.Store.PutBlobs(ctx, blobs)
 }
 
+// newHeld is a heldStore over a fresh store of kind, failing with fail
+// once released (nil: writing).
+func newHeld(t *testing.T, kind string, fail error) *heldStore {
+	return &heldStore{Store: openStore(t, kind), release: make(chan struct{}), fail: fail}
+}
+
+// emptyCache checks that nothing, no spool nor index, is left in the index
+// cache dir.
+func emptyCache(t *testing.T, dir string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left in the index cache: %v", ents)
+	}
+}
+
 // earlyEnv is streamEnv with the mirror's searcher as the fill's index
 // (the background indexer, which spools the fill's bodies), over held.
 func earlyEnv(t *testing.T, held *heldStore, data []byte, opts ...fakeregistry.PublishOption) (fill.Filler, *search.Searcher, string) {
@@ -109,7 +124,7 @@ func TestGrepAnsweredFromTheVerifiedSpoolWhileTheStoreIsHeld(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{})}
+			held := newHeld(t, kind, nil)
 			f, s, _ := earlyEnv(t, held, data)
 			var ferr error
 			done := fillAsync(t, f, &ferr)
@@ -160,7 +175,7 @@ func TestStoreFailureAfterAnEarlyAnswerCommitsNothing(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			broken := errors.New("disk full")
-			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{}), fail: broken}
+			held := newHeld(t, kind, broken)
 			f, s, dir := earlyEnv(t, held, data)
 			var ferr error
 			done := offeredFill(t, f, s, held, &ferr)
@@ -179,9 +194,7 @@ func TestStoreFailureAfterAnEarlyAnswerCommitsNothing(t *testing.T) {
 			if _, ok := s.VerifiedBody("big", "1.0.0", store.HashOf(bodies[5])); ok {
 				t.Errorf("the spool serves a version whose store failed")
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-				t.Errorf("left in the index cache: %v", ents)
-			}
+			emptyCache(t, dir)
 		})
 	}
 }
@@ -196,7 +209,7 @@ func TestTamperedTarballIsNeverOfferedNorStored(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{})}
+			held := newHeld(t, kind, nil)
 			close(held.release) // writes pass: only the check stops them
 			f, s, dir := earlyEnv(t, held, data, wrong)
 			var ferr error
@@ -213,9 +226,7 @@ func TestTamperedTarballIsNeverOfferedNorStored(t *testing.T) {
 			}
 			invisible(t, held.Store)
 			unstored(t, held.Store, bodies, "of the tampered tarball")
-			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-				t.Errorf("left in the index cache: %v", ents)
-			}
+			emptyCache(t, dir)
 		})
 	}
 }
@@ -229,7 +240,7 @@ func TestCancelledIngestLeavesNoSpool(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{})}
+			held := newHeld(t, kind, nil)
 			defer close(held.release)
 			dir := t.TempDir()
 			s, err := search.New(held.Store, search.DefaultOptions(dir))
@@ -260,9 +271,7 @@ func TestCancelledIngestLeavesNoSpool(t *testing.T) {
 			if _, ok := s.VerifiedBody("big", "1.0.0", store.HashOf(bodies[0])); ok {
 				t.Errorf("a cancelled ingest's spool still serves")
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-				t.Errorf("left in the index cache: %v", ents)
-			}
+			emptyCache(t, dir)
 		})
 	}
 }
@@ -277,7 +286,7 @@ func TestCloseWhileOfferedStoresNothingAfterIt(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			held := &heldStore{Store: openStore(t, kind), release: make(chan struct{})}
+			held := newHeld(t, kind, nil)
 			f, s, dir := earlyEnv(t, held, data)
 			var ferr error
 			done := offeredFill(t, f, s, held, &ferr)
@@ -294,9 +303,7 @@ func TestCloseWhileOfferedStoresNothingAfterIt(t *testing.T) {
 			if _, ok := s.VerifiedBody("big", "1.0.0", store.HashOf(bodies[0])); ok {
 				t.Errorf("a closed searcher's spool still serves")
 			}
-			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-				t.Errorf("left in the index cache: %v", ents)
-			}
+			emptyCache(t, dir)
 		})
 	}
 }
