@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"fmt"
-	"hash/crc32"
 	"sync"
 
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -95,7 +94,7 @@ func (b *bodies) read(r run, buf []byte) ([]store.Blob, []byte, error) {
 	blobs := make([]store.Blob, len(r.bodies))
 	for i, sb := range r.bodies {
 		data := buf[sb.off-r.off : sb.off-r.off+sb.n : sb.off-r.off+sb.n]
-		if crc32.Checksum(data, castagnoli) != sb.crc {
+		if !sb.intact(data) {
 			return nil, buf, fmt.Errorf("a spooled body (sha256 %x) does not match its checksum", sb.hash)
 		}
 		blobs[i] = store.Blob{Hash: sb.hash, Data: data}

@@ -53,6 +53,10 @@ type span struct {
 	crc    uint32
 }
 
+// intact reports whether data, read back from the span, is what was
+// spooled there.
+func (s span) intact(data []byte) bool { return crc32.Checksum(data, castagnoli) == s.crc }
+
 // castagnoli is the CRC-32C table (SSE 4.2 on amd64: ~15x sha256's pace).
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -198,7 +202,7 @@ func (b *bodies) get(h store.Hash) ([]byte, bool) {
 		b.s.log.Warn("spooled body unreadable; reading the store", "err", err)
 		return nil, false
 	}
-	if crc32.Checksum(data, castagnoli) != sp.crc {
+	if !sp.intact(data) {
 		b.s.log.Warn("spooled body does not match its checksum; reading the store", "sha256", fmt.Sprintf("%x", h))
 		return nil, false
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,4 +297,43 @@ func TestSpoolPastTheBudgetBesideAnotherIsNotOffered(t *testing.T) {
 		t.Errorf("grep of the version past the budget = %v, want one match", got)
 	}
 	s.bg.Wait()
+}
+
+// TestSpooledBodyFailingItsChecksumIsNeverStored: the store's writes read
+// the bodies back from the spool after the download is verified; one
+// whose bytes changed on disk since it was spooled fails the commit
+// (it can be read from nowhere else), and neither it nor the version
+// reaches the store.
+func TestSpooledBodyFailingItsChecksumIsNeverStored(t *testing.T) {
+	st := newStore(t)
+	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
+	w, done := s.Spool(st, "p", "1.0.0")
+	defer done()
+	files := spoolFiles()
+	var v store.NewVersion
+	v.Name, v.Version, v.Integrity = "p", "1.0.0", "sha512-x"
+	var blobs []store.Blob
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		h := store.HashOf([]byte(files[path]))
+		blobs = append(blobs, store.Blob{Hash: h, Data: []byte(files[path])})
+		v.Files = append(v.Files, store.File{Path: path, Size: int64(len(files[path])), Hash: h})
+	}
+	if err := w.PutBlobs(t.Context(), blobs); err != nil {
+		t.Fatal(err)
+	}
+	sw := w.(*spoolWriter)
+	victim := store.HashOf([]byte(files["lib/f05.js"]))
+	at := sw.b.at[victim]
+	if _, err := sw.b.f.WriteAt([]byte("NEEDLE"), at.off+len64("export function ")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CommitVersion(t.Context(), v); err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
+		t.Fatalf("commit with an altered spooled body: %v, want the checksum's error", err)
+	}
+	if _, err := st.Blob(t.Context(), victim); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the altered body reached the store: %v", err)
+	}
+	if _, err := st.Files(t.Context(), "p", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the version was committed: %v", err)
+	}
 }
