@@ -10,18 +10,23 @@ import (
 	"testing"
 )
 
-// smallIndex returns the bytes of a small index spanning every table:
-// text and binary files, mid-line blocks, postings.
-func smallIndex(t testing.TB) []byte {
-	t.Helper()
-	docs := []Doc{
+// smallDocs are the docs of smallIndex: text and binary files, a byte order
+// mark, an empty body, a line cut into blocks.
+func smallDocs() []Doc {
+	return []Doc{
 		{Path: "a.js", Data: []byte("function readSync() { return useRouter(); }\n" + string(bytes.Repeat([]byte("xy"), 80)) + "\nend\n")},
 		{Path: "b.bin", Data: []byte("\x00\x01")},
 		{Path: "c.txt", Data: []byte("\ufeffhello\r\nworld")},
 		{Path: "d/empty", Data: nil},
 	}
+}
+
+// smallIndex returns the bytes of a small index spanning every table:
+// text and binary files, mid-line blocks, postings.
+func smallIndex(t testing.TB) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	if _, err := Build(&buf, docs, smallBlocks()); err != nil {
+	if _, err := Build(&buf, smallDocs(), smallBlocks()); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

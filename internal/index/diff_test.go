@@ -72,40 +72,55 @@ var diffPatterns = []string{
 	`[^\x00-\x7f]`, `yx|\bab`, `(?U)a+b`, `\Bb`, `^\s*$`, `^(ab|yx)`, `^.{3}$`, `^[^a]`, `^$|x$`,
 }
 
-func TestDifferential(t *testing.T) {
-	for _, lim := range []struct {
-		name string
-		docs []Doc
-		lim  BuildLimits
-	}{
+// diffCorpus is one corpus of TestDifferential, built with lim.
+type diffCorpus struct {
+	name string
+	docs []Doc
+	lim  BuildLimits
+}
+
+func diffCorpora() []diffCorpus {
+	return []diffCorpus{
 		{"dense", genCorpus(1, 40, 0), DefaultBuildLimits()},
 		{"dense/smallBlocks", genCorpus(1, 40, 0), smallBlocks()},
 		{"sparse/smallBlocks", genCorpus(2, 40, 0.995), smallBlocks()},
 		{"medium/smallBlocks", genCorpus(3, 40, 0.9), smallBlocks()},
-	} {
+	}
+}
+
+// diffQueries returns each of diffPatterns with each set of flags.
+func diffQueries() []Query {
+	var qs []Query
+	for _, pat := range diffPatterns {
+		for _, fl := range []struct{ ci, ww, fixed bool }{{}, {ci: true}, {ww: true}, {fixed: true}, {ci: true, ww: true}} {
+			qs = append(qs, Query{Pattern: pat, CaseInsensitive: fl.ci, WholeWord: fl.ww, FixedStrings: fl.fixed})
+		}
+	}
+	return qs
+}
+
+func TestDifferential(t *testing.T) {
+	for _, lim := range diffCorpora() {
 		docs := lim.docs
 		ix := buildBytes(t, docs, lim.lim)
 		checked := 0
-		for _, pat := range diffPatterns {
-			for _, fl := range []struct{ ci, ww, fixed bool }{{}, {ci: true}, {ww: true}, {fixed: true}, {ci: true, ww: true}} {
-				q := Query{Pattern: pat, CaseInsensitive: fl.ci, WholeWord: fl.ww, FixedStrings: fl.fixed}
-				want, werr := bruteForce(t, docs, q, lim.lim.BinarySniffBytes)
-				got, gerr := search(t, ix, q)
-				if werr != nil {
-					if !errors.Is(gerr, ErrBadPattern) {
-						t.Errorf("%s %+v: reference rejects the pattern (%v), Search said %v", lim.name, q, werr, gerr)
-					}
-					continue
+		for _, q := range diffQueries() {
+			want, werr := bruteForce(t, docs, q, lim.lim.BinarySniffBytes)
+			got, gerr := search(t, ix, q)
+			if werr != nil {
+				if !errors.Is(gerr, ErrBadPattern) {
+					t.Errorf("%s %+v: reference rejects the pattern (%v), Search said %v", lim.name, q, werr, gerr)
 				}
-				if gerr != nil {
-					t.Errorf("%s %+v: %v", lim.name, q, gerr)
-					continue
-				}
-				if msg, ok := sameMatches(got.Matches, want); !ok {
-					t.Errorf("%s %+v: %s (got %d matches, want %d)", lim.name, q, msg, len(got.Matches), len(want))
-				}
-				checked++
+				continue
 			}
+			if gerr != nil {
+				t.Errorf("%s %+v: %v", lim.name, q, gerr)
+				continue
+			}
+			if msg, ok := sameMatches(got.Matches, want); !ok {
+				t.Errorf("%s %+v: %s (got %d matches, want %d)", lim.name, q, msg, len(got.Matches), len(want))
+			}
+			checked++
 		}
 		if checked < len(diffPatterns)*4 {
 			t.Errorf("%s: only %d of %d queries compared", lim.name, checked, len(diffPatterns)*5)

@@ -2,9 +2,11 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 
@@ -21,7 +23,10 @@ type Index struct {
 	closed bool
 	unmap  func() error
 
-	text    []byte
+	text    []byte     // nil for an index opened from its stored form
+	src     TextSource // the text's source for such an index, else nil
+	keys    []byte     // its keys section, and where content i's key
+	keyOff  []uint32   // starts in it
 	paths   []byte
 	tris    []byte
 	post    []byte
@@ -77,7 +82,7 @@ func OpenFile(f *os.File, opt OpenOptions) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: mmap %s: %w", path, err)
 	}
-	ix, err := load(data, !opt.SkipChecksum)
+	ix, err := load(data, !opt.SkipChecksum, false)
 	if err != nil {
 		_ = unix.Munmap(data)
 		return nil, fmt.Errorf("index: %s: %w", path, err)
@@ -90,10 +95,48 @@ func OpenFile(f *os.File, opt OpenOptions) (*Index, error) {
 // indexes in RAM rather than on disk). data must not change while the
 // Index is in use.
 func OpenBytes(data []byte) (*Index, error) {
-	ix, err := load(data, true)
+	ix, err := load(data, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
+	return ix, nil
+}
+
+// TextSource gives an index opened from its stored form (OpenStored) the
+// text it does not hold.
+type TextSource interface {
+	// Body returns the bytes of the body named key (a Doc.Key: for the
+	// store, its SHA-256 hash), the same bytes Build read. The index only
+	// reads the slice and does not keep it past the search that asked.
+	Body(ctx context.Context, key string) ([]byte, error)
+}
+
+// OpenStored validates data, an index's stored form (the bytes StoredForm
+// yields), and returns an Index that answers every query exactly as the
+// full file would, reading a content's text through src only when a search
+// reaches that content. data must not change while the Index is in use.
+//
+// Every table is checked as Open checks a full file, and a defect is an
+// error wrapping ErrCorrupt. The file's checksum cannot be: it covers the
+// text, which data lacks. The caller vouches for data instead
+// (internal/search checks each stored chunk's SHA-256). A body src returns
+// is checked only for its length (and its byte order mark), so src too
+// must return verified bytes. Stats are those of the full file, IndexBytes
+// included.
+//
+// A search that reaches a content calls src.Body with a context that ends
+// with the search's ctx or at its Timeout; Close waits for such calls.
+// Memory: data, 4 bytes per content and the tables Open decodes (each
+// content's text is held only while a search scans it).
+func OpenStored(data []byte, src TextSource) (*Index, error) {
+	if src == nil {
+		return nil, errors.New("index: OpenStored needs a TextSource")
+	}
+	ix, err := load(data, false, true)
+	if err != nil {
+		return nil, fmt.Errorf("index: stored form: %w", err)
+	}
+	ix.src = src
 	return ix, nil
 }
 
@@ -107,6 +150,7 @@ func (ix *Index) Close() error {
 	}
 	ix.closed = true
 	ix.text, ix.paths, ix.tris, ix.post, ix.files, ix.conts, ix.blocks = nil, nil, nil, nil, nil, nil, nil
+	ix.src, ix.keys, ix.keyOff = nil, nil, nil
 	if ix.unmap != nil {
 		if err := ix.unmap(); err != nil {
 			return fmt.Errorf("index: munmap: %w", err)
@@ -127,8 +171,10 @@ func corrupt(format string, args ...any) error {
 }
 
 // load validates data (its checksum too when checksum is set) and builds
-// the Index over it.
-func load(data []byte, checksum bool) (*Index, error) {
+// the Index over it. With stored set, data is the stored form: the file
+// without its text section, every later section textLen bytes before the
+// offset the trailer gives.
+func load(data []byte, checksum, stored bool) (*Index, error) {
 	size := uint64(len(data))
 	if size < headerSize+trailerSize {
 		return nil, corrupt("%d bytes is too short", size)
@@ -151,19 +197,29 @@ func load(data []byte, checksum bool) (*Index, error) {
 	t.decode(tb)
 
 	// The sections are contiguous and in a fixed order, so checking each
-	// length against the space left rules out overflow and overlap.
+	// length against the space left rules out overflow and overlap. In
+	// the stored form the text is absent: each later section sits shift
+	// bytes before its offset, and the whole file (size+shift bytes) must
+	// still fit in an int.
 	pos := uint64(headerSize)
 	end := size - trailerSize
+	var shift uint64
 	section := func(name string, off, n uint64) ([]byte, error) {
-		if off != pos || n > end-pos {
+		if off != pos+shift || n > end-pos {
 			return nil, corrupt("%s section [%d,+%d) out of place", name, off, n)
 		}
 		pos += n
-		return data[off : off+n], nil
+		return data[pos-n : pos], nil
 	}
 	fail := func(err error) (*Index, error) { return nil, err }
-	text, err := section("text", t.textOff, t.textLen)
-	if err != nil {
+	var text []byte
+	var err error
+	if stored {
+		if t.textOff != headerSize || t.textLen > uint64(math.MaxInt)-size {
+			return fail(corrupt("text section [%d,+%d) out of place", t.textOff, t.textLen))
+		}
+		shift = t.textLen
+	} else if text, err = section("text", t.textOff, t.textLen); err != nil {
 		return fail(err)
 	}
 	paths, err := section("paths", t.pathsOff, t.pathsLen)
@@ -185,7 +241,14 @@ func load(data []byte, checksum bool) (*Index, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := checkKeys(keysB, t.nConts); err != nil {
+	var keyOff []uint32
+	if stored {
+		if t.keysLen > math.MaxUint32 {
+			return fail(corrupt("keys section of %d bytes", t.keysLen))
+		}
+		keyOff = make([]uint32, t.nConts)
+	}
+	if err := checkKeys(keysB, t.nConts, keyOff); err != nil {
 		return fail(err)
 	}
 	blocksB, err := section("blocks", t.blocksOff, t.nBlocks*blockRecSize)
@@ -212,6 +275,9 @@ func load(data []byte, checksum bool) (*Index, error) {
 	}
 
 	ix := &Index{text: text, paths: paths, tris: tris, post: post, overlap: int(t.overlap)}
+	if stored {
+		ix.keys, ix.keyOff = keysB, keyOff
+	}
 	for c := range ix.freq {
 		ix.freq[c] = binary.LittleEndian.Uint64(freqB[c*8:])
 	}
@@ -350,7 +416,7 @@ func load(data []byte, checksum bool) (*Index, error) {
 		TextBytes:    int64(textBytes),
 		IndexedBytes: int64(idxBytes),
 		Coverage:     coverage(int64(idxBytes), int64(textBytes)),
-		IndexBytes:   int64(size),
+		IndexBytes:   int64(size + shift),
 		Blocks:       int(t.nBlocks),
 		Trigrams:     int(t.nTris),
 		NotIndexed:   notIndexed,
@@ -368,10 +434,30 @@ func (ix *Index) contBlocks(ci int) (int, int) {
 	return lo, hi
 }
 
-// contText returns the searchable text of content ci.
-func (ix *Index) contText(ci int) []byte {
+// contText returns the searchable text of content ci: a slice of the
+// mapping for a full file, else its body read through ix.src with ctx.
+// A body that is not the content's text (of another length, or without
+// the byte order mark the content's flag says it had) wraps ErrCorrupt.
+func (ix *Index) contText(ctx context.Context, ci int) ([]byte, error) {
 	c := ix.conts[ci]
-	return ix.text[c.textOff : c.textOff+c.textLen]
+	if ix.src == nil {
+		return ix.text[c.textOff : c.textOff+c.textLen], nil
+	}
+	key, _, _ := nextKey(ix.keys[ix.keyOff[ci]:]) // checked at open
+	b, err := ix.src.Body(ctx, string(key))
+	if err != nil {
+		return nil, err
+	}
+	if c.flags&fileBOM != 0 {
+		if !bytes.HasPrefix(b, utf8BOM) {
+			return nil, corrupt("the body has no byte order mark")
+		}
+		b = b[len(utf8BOM):]
+	}
+	if uint64(len(b)) != c.textLen {
+		return nil, corrupt("the body has %d bytes of text, the index %d", len(b), c.textLen)
+	}
+	return b, nil
 }
 
 // filePath returns the path of file fi.

@@ -232,6 +232,12 @@ type Result struct {
 // error wraps ErrBadPattern, a bad field ErrBadQuery; a cancelled ctx
 // returns what was found with ctx's error. A panic inside the search (a
 // bug, or in Filter) is returned as an error.
+//
+// On an index opened with OpenStored, a content's text is read through
+// its TextSource when the search reaches it; Timeout and ctx bound that
+// wait as they bound the scan. A source's error (or a body that is not the
+// content's text, wrapping ErrCorrupt) ends the search with what was found
+// and an error that wraps it and names the file being read.
 func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Result, err error) {
 	if err := lim.validate(); err != nil {
 		return Result{}, err
@@ -262,7 +268,8 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 	if err != nil {
 		return Result{}, err
 	}
-	s := &searcher{ix: ix, p: p, q: q, lim: lim, ctx: ctx, maxMatches: maxMatches, deadline: time.Now().Add(lim.Timeout)}
+	s := &searcher{ix: ix, p: p, q: q, lim: lim, ctx: ctx, maxMatches: maxMatches, deadline: time.Now().Add(lim.Timeout), textCi: -1}
+	defer s.release()
 	units, err := s.candidates()
 	if err != nil {
 		return Result{}, fmt.Errorf("index: %w", err)
@@ -270,6 +277,9 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 	s.run(units)
 	if s.canceled != nil {
 		return s.res, fmt.Errorf("index: search: %w", s.canceled)
+	}
+	if s.failed != nil {
+		return s.res, fmt.Errorf("index: search: %w", s.failed)
 	}
 	return s.res, nil
 }
@@ -291,6 +301,14 @@ type searcher struct {
 	outBytes   int
 	stopped    bool
 	canceled   error
+	failed     error // reading a content's text failed
+
+	// bodyCtx, made at the first read through the index's TextSource,
+	// ends with ctx or at the deadline; cancelBody releases it.
+	bodyCtx    context.Context
+	cancelBody context.CancelFunc
+	textCi     int    // the content whose text was read last, or -1
+	textOfCi   []byte // and that text: files holding one body read it once
 
 	// The file being scanned.
 	fi          int
@@ -473,7 +491,11 @@ func (s *searcher) run(units unitSet) {
 		if (!units.all && len(mine) == 0) || lo == hi {
 			continue
 		}
-		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, ix.contText(ci), lo, hi
+		text, ok := s.contText(ci, fi, path)
+		if !ok {
+			return
+		}
+		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, text, lo, hi
 		s.fileMatches, s.fileDone, s.curPos, s.curLine = 0, false, 0, 1
 		s.tally = false
 		if s.q.Tally != nil {
@@ -501,6 +523,51 @@ func (s *searcher) run(units unitSet) {
 			s.add(Match{File: s.path, Count: s.fileMatches}, len(s.path)+64)
 		}
 	}
+}
+
+// contText returns the text of content ci, held by file fi (whose path
+// is path, or "" when not yet known), or false when the search must stop:
+// the wait for the index's TextSource passed the deadline, ctx ended, or
+// the read failed (s.failed).
+func (s *searcher) contText(ci, fi int, path string) ([]byte, bool) {
+	if s.ix.src == nil {
+		text, _ := s.ix.contText(s.ctx, ci) // a slice of the mapping: no error
+		return text, true
+	}
+	if ci == s.textCi {
+		return s.textOfCi, true
+	}
+	if s.bodyCtx == nil {
+		s.bodyCtx, s.cancelBody = context.WithDeadline(s.ctx, s.deadline)
+	}
+	text, err := s.ix.contText(s.bodyCtx, ci)
+	if err != nil {
+		if s.bodyCtx.Err() != nil {
+			// The source gave up because the search's time ran out or ctx
+			// ended: the search ends as it would have in a scan.
+			s.checkTime()
+			if !s.stopped {
+				s.stop(TruncTimeout)
+			}
+			return nil, false
+		}
+		if path == "" {
+			path = s.ix.filePath(fi)
+		}
+		s.failed = fmt.Errorf("reading the text of %s: %w", path, err)
+		s.stopped = true
+		return nil, false
+	}
+	s.textCi, s.textOfCi = ci, text
+	return text, true
+}
+
+// release lets go of what the search holds past its end.
+func (s *searcher) release() {
+	if s.cancelBody != nil {
+		s.cancelBody()
+	}
+	s.text, s.textOfCi = nil, nil
 }
 
 // span is a byte range [a, b) of the current file.

@@ -22,9 +22,15 @@ import (
 const maxKeyLen = 255
 
 // checkKeys checks that b holds exactly n keys, each a uvarint length of
-// at most maxKeyLen followed by that many bytes.
-func checkKeys(b []byte, n uint64) error {
+// at most maxKeyLen followed by that many bytes. When starts is not nil
+// (it then has n entries), starts[i] is set to the offset of key i's
+// entry in b.
+func checkKeys(b []byte, n uint64, starts []uint32) error {
+	all := len(b)
 	for i := uint64(0); i < n; i++ {
+		if starts != nil {
+			starts[i] = uint32(all - len(b))
+		}
 		_, rest, ok := nextKey(b)
 		if !ok {
 			return corrupt("key %d: malformed", i)
@@ -124,7 +130,7 @@ func Assemble(w io.Writer, stored io.ReaderAt, size int64, body func(key string)
 	if _, err := stored.ReadAt(keys, int64(t.keysOff-t.textLen)); err != nil {
 		return 0, fmt.Errorf("index: read keys: %w", err)
 	}
-	if err := checkKeys(keys, t.nConts); err != nil {
+	if err := checkKeys(keys, t.nConts, nil); err != nil {
 		return 0, err
 	}
 
