@@ -78,6 +78,9 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	// Before any route: every GET route, here or added later (the web
+	// page, warm, projects, /metrics), answers HEAD too.
+	e.OnAddRouteHandler = headAsGet(e)
 	e.JSONSerializer = jsonSerializer{}
 	e.Use(SecurityHeaders) // first, so refusals carry them too
 	e.Use(PrivateAnswers)
@@ -197,11 +200,27 @@ func (s *Server) handleError(err error, c echo.Context) {
 			body.Error.Message = "the mirror's store is not answering; retry shortly (request id " + id + ")"
 		}
 	}
-	if c.Request().Method == http.MethodHead {
-		_ = c.NoContent(status)
-		return
-	}
+	// A HEAD gets the same headers (Content-Type, Content-Length) as its
+	// GET: net/http drops the body.
 	_ = c.JSON(status, body)
+}
+
+// headAsGet is an Echo OnAddRouteHandler that registers each GET route
+// for HEAD too, with the same handler and route middleware, so HEAD passes
+// the same token check and rate limit (the global middleware) and gets
+// GET's status and headers; net/http drops the body it writes, and
+// http.ServeContent (the raw files) reads none. Without it Echo's router
+// answers HEAD of a GET route 405, which breaks curl -I and HTTP caches.
+// A route that registers HEAD itself (e.Any, e.Match) replaces this one:
+// it is added after its GET.
+func headAsGet(e *echo.Echo) func(host string, r echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
+	return func(host string, r echo.Route, h echo.HandlerFunc, mw []echo.MiddlewareFunc) {
+		// No route is registered per host; e.Add would put one there
+		// on the default router.
+		if r.Method == http.MethodGet && host == "" {
+			e.Add(http.MethodHead, r.Path, h, mw...)
+		}
+	}
 }
 
 func httpCode(status int) string {

@@ -27,7 +27,7 @@ type Options struct {
 	// request has no Authorization header and Page says its path is one
 	// of the web pages (never on the API: a cookie rides along with
 	// requests other sites make, and the pages' cookie is SameSite=Strict).
-	// On a page, a GET without a valid token is redirected to Login
+	// On a page, a GET (or HEAD) without a valid token is redirected to Login
 	// (with ?next=) instead of answered 401.
 	Cookie string
 	Page   func(path string) bool
@@ -67,7 +67,7 @@ func Middleware(s *Set, opt Options) echo.MiddlewareFunc {
 			if ok {
 				id, valid = s.Verify(tok)
 			}
-			if !valid && page && opt.Login != "" && c.Request().Method == http.MethodGet {
+			if !valid && page && opt.Login != "" && (c.Request().Method == http.MethodGet || c.Request().Method == http.MethodHead) {
 				return c.Redirect(http.StatusSeeOther, opt.Login+"?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 			}
 			if !ok {
