@@ -149,21 +149,33 @@ func TestCorrections(t *testing.T) {
 	})
 
 	t.Run("grep with no match", func(t *testing.T) {
-		// Each suggestion is one the request leaves open, and only those.
+		// Each widening the request leaves open is run: the note says what
+		// it finds, or that it finds nothing either; only the rest are
+		// suggested.
 		for _, tc := range []struct {
 			r         explore.Request
 			want, not []string
 		}{
 			{explore.Request{Pattern: "useOther"},
-				[]string{"no match in 7 files", "Try caseInsensitive: true, a shorter part of the name; or list/glob"},
-				[]string{"fixedStrings", "wholeWord", "include"}},
+				[]string{"no match in 7 files (nor with caseInsensitive: true): the name may not exist in this version. Try a shorter part of the name; or list/glob"},
+				[]string{"fixedStrings", "wholeWord", "include", "Try caseInsensitive"}},
 			{explore.Request{Pattern: "$useThing()", CaseInsensitive: true},
-				[]string{"fixedStrings: true (the pattern is a regular expression, so its '$', '(', ')' are operators"},
+				[]string{"no match in 7 files (nor with fixedStrings: true): "},
 				[]string{"caseInsensitive"}},
 			{explore.Request{Pattern: `\$useThing\(`, WholeWord: true, Include: []string{"*.ts"}},
-				[]string{"no match in 3 files", "caseInsensitive: true, without wholeWord, without include/exclude (they selected 3 of the 7 files)"},
-				[]string{"fixedStrings"}},
-			{explore.Request{Pattern: "12345"}, []string{"Try a shorter part"}, []string{"caseInsensitive"}},
+				[]string{"no match in 3 files (nor with caseInsensitive: true, nor without wholeWord, nor without include/exclude): "},
+				[]string{"fixedStrings", "Try caseInsensitive"}},
+			{explore.Request{Pattern: "12345"}, []string{"no match in 7 files: ", "Try a shorter part"}, []string{"caseInsensitive"}},
+			// A widening that matches is the correction itself.
+			{explore.Request{Pattern: "usething"},
+				[]string{"no match in 7 files as asked; with caseInsensitive: true it matches 4 lines in 4 files (first dist/paged.d.ts)"},
+				[]string{"Try", "may not exist"}},
+			{explore.Request{Pattern: "useThing", Include: []string{"*.json"}},
+				[]string{"no match in 1 file as asked; without include/exclude (they selected 1 of the 7 files) it matches 4 lines in 4 files (first dist/paged.d.ts)"},
+				[]string{"caseInsensitive", "Try"}},
+			{explore.Request{Pattern: "use", WholeWord: true, CaseInsensitive: true},
+				[]string{"as asked; without wholeWord it matches 4 lines in 4 files (first dist/paged.d.ts)"},
+				[]string{"Try"}},
 		} {
 			r := tc.r
 			r.Action, r.PackageName = "grep", "paged"
@@ -178,7 +190,7 @@ func TestCorrections(t *testing.T) {
 			}
 			for _, n := range tc.not {
 				if strings.Contains(res.Notes[0], n) {
-					t.Errorf("grep %q: note %q\nsuggests %q, which the request already has", r.Pattern, res.Notes[0], n)
+					t.Errorf("grep %q: note %q\nsays %q, which the request already has or was run", r.Pattern, res.Notes[0], n)
 				}
 			}
 		}

@@ -137,6 +137,12 @@ const maxSkippedListed = 20
 // and its rest still comes; the files an agent reads get both passes
 // before generated ones (tierGroups).
 func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
+	return s.grep(ctx, r, true)
+}
+
+// grep is Grep; widen says whether an answer with no match runs the
+// widenings its note reports (Service.widen runs them with widen off).
+func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult, error) {
 	r.Action = "grep"
 	if s.searcher == nil {
 		return nil, ErrGrepUnavailable
@@ -197,10 +203,78 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 	if mode == OutputContent && g.res.Matches == nil {
 		g.res.Matches = []GrepMatch{}
 	}
-	if len(g.res.Matches)+len(g.res.Files) == 0 {
-		NoMatchNote(r, &g.res.Answer, g.res.FilesSearched, g.res.FilesSkipped, len(g.o.Files), "this version")
+	if len(g.res.Matches)+len(g.res.Files) == 0 && widen {
+		var tried []Widening
+		if g.res.Source == "" {
+			tried = s.widen(ctx, r, g.res.Version, g.res.FilesSearched+g.res.FilesSkipped, len(g.o.Files))
+		}
+		NoMatchNote(r, &g.res.Answer, g.res.FilesSearched, g.res.FilesSkipped, len(g.o.Files), "this version", tried...)
 	}
 	return g.res, nil
+}
+
+// A Widening is what a grep that matched nothing matches with one of its
+// restrictions lifted: the change (Try, as the agent would set it) and,
+// when run, the matching lines and files it finds (at least that many
+// with More) and the first file in the answer's order.
+type Widening struct {
+	Try          string
+	Ran          bool
+	Lines, Files int
+	More         bool
+	First        string
+	apply        func(*Request)
+}
+
+// widenings are the restrictions r leaves open to lift, in the order a
+// note names them: operators read as text, case, whole words, filters.
+// selected is how many of total files include/exclude selected.
+func widenings(r Request, selected, total int) []Widening {
+	var w []Widening
+	if ops := operatorsIn(r.Pattern); ops != "" && !r.FixedStrings {
+		w = append(w, Widening{Try: fmt.Sprintf("fixedStrings: true (the pattern is a regular expression, so its %s are operators, not text; or escape them with \\)", ops),
+			apply: func(r *Request) { r.FixedStrings = true }})
+	}
+	if !r.CaseInsensitive && strings.ToLower(r.Pattern) != strings.ToUpper(r.Pattern) {
+		w = append(w, Widening{Try: "caseInsensitive: true", apply: func(r *Request) { r.CaseInsensitive = true }})
+	}
+	if r.WholeWord {
+		w = append(w, Widening{Try: "without wholeWord", apply: func(r *Request) { r.WholeWord = false }})
+	}
+	if len(r.Include) > 0 || len(r.Exclude) > 0 {
+		w = append(w, Widening{Try: fmt.Sprintf("without include/exclude (they selected %d of the %d files)", selected, total),
+			apply: func(r *Request) { r.Include, r.Exclude = nil, nil }})
+	}
+	return w
+}
+
+// widen runs, for a package grep that matched nothing, each widening the
+// request leaves open as a count grep of the same version, so the note
+// can say what each would find instead of only naming it: an agent told
+// "caseInsensitive: true matches 3 lines (first dist/index.d.ts)" fixes
+// its pattern in one step, and one told that nothing matches either way
+// stops retrying. Each is one more search of the version's index,
+// bounded like any grep (at most four, and only when nothing matched); a
+// widening that fails is reported as not run.
+func (s *Service) widen(ctx context.Context, r Request, version string, selected, total int) []Widening {
+	if r.Cursor != "" {
+		return nil
+	}
+	w := widenings(r, selected, total)
+	for i := range w {
+		p := r
+		w[i].apply(&p)
+		p.Version, p.Cursor, p.OutputMode, p.MaxBytes, p.MaxMatches = version, "", OutputCount, 0, 0
+		res, err := s.grep(ctx, p, false)
+		if err != nil {
+			continue
+		}
+		w[i].Ran, w[i].Lines, w[i].Files, w[i].More = true, res.PageMatches, len(res.Files), res.Truncated
+		if len(res.Files) > 0 {
+			w[i].First = res.Files[0].Path
+		}
+	}
+	return w
 }
 
 // regexpOperators are the pattern bytes that are operators in a regexp
@@ -214,30 +288,59 @@ const regexpOperators = "$^*+?()[]{}|"
 // that greps for a name it guessed (an icon, an export) and reads "0
 // matching lines" alone tends to conclude the name exists elsewhere or to
 // retry the same search; it should widen the search the ways the request
-// allows, or look at what the package does have. Each suggestion is one
-// that is open for this request (a filter that was given, an option that
-// was not set). The caller calls it for an answer with no match; it notes
-// nothing on a cut answer, a later page or when no file was searched.
-func NoMatchNote(r Request, res *Answer, searched, skipped, total int, where string) {
+// allows, or look at what the package does have. tried are the widenings
+// the caller ran (Service.widen): the note says what those found, and
+// names the others, each one that is open for this request (a filter that
+// was given, an option that was not set). The caller calls it for an
+// answer with no match; it notes nothing on a cut answer, a later page or
+// when no file was searched.
+func NoMatchNote(r Request, res *Answer, searched, skipped, total int, where string, tried ...Widening) {
 	if res.Truncated || searched == 0 || r.Cursor != "" {
 		return
 	}
-	var try []string
-	if ops := operatorsIn(r.Pattern); ops != "" && !r.FixedStrings {
-		try = append(try, fmt.Sprintf("fixedStrings: true (the pattern is a regular expression, so its %s are operators, not text; or escape them with \\)", ops))
+	ran := map[string]Widening{}
+	for _, w := range tried {
+		if w.Ran {
+			ran[w.Try] = w
+		}
 	}
-	if !r.CaseInsensitive && strings.ToLower(r.Pattern) != strings.ToUpper(r.Pattern) {
-		try = append(try, "caseInsensitive: true")
+	var found, none, try []string
+	for _, w := range widenings(r, searched+skipped, total) {
+		t, ok := ran[w.Try]
+		switch {
+		case !ok:
+			try = append(try, w.Try)
+		case t.Lines == 0 && !t.More:
+			none = append(none, as(strings.SplitN(w.Try, " (", 2)[0]))
+		default:
+			atLeast := ""
+			if t.More {
+				atLeast = "at least "
+			}
+			found = append(found, fmt.Sprintf("%s it matches %s%s in %s (first %s)", as(w.Try), atLeast,
+				english.Count(t.Lines, "line"), english.Count(t.Files, "file"), t.First))
+		}
 	}
-	if r.WholeWord {
-		try = append(try, "without wholeWord")
+	if len(found) > 0 {
+		res.Note("no match in %s as asked; %s", english.Count(searched, "file"), strings.Join(found, "; "))
+		return
 	}
-	if len(r.Include) > 0 || len(r.Exclude) > 0 {
-		try = append(try, fmt.Sprintf("without include/exclude (they selected %d of the %d files)", searched+skipped, total))
+	either := ""
+	if len(none) > 0 {
+		either = fmt.Sprintf(" (nor %s)", strings.Join(none, ", nor "))
 	}
 	try = append(try, "a shorter part of the name")
-	res.Note("no match in %s: the name may not exist in %s. Try %s; or list/glob the folder that would hold it to see the names it has",
-		english.Count(searched, "file"), where, strings.Join(try, ", "))
+	res.Note("no match in %s%s: the name may not exist in %s. Try %s; or list/glob the folder that would hold it to see the names it has",
+		english.Count(searched, "file"), either, where, strings.Join(try, ", "))
+}
+
+// as phrases a widening as a condition: "with caseInsensitive: true",
+// "without wholeWord".
+func as(try string) string {
+	if strings.HasPrefix(try, "without ") {
+		return try
+	}
+	return "with " + try
 }
 
 // operatorsIn lists the unescaped regexp operators in pattern, each

@@ -352,21 +352,22 @@ func paths(es []explore.Entry) []string {
 }
 
 // TestGrepNoMatchSaysWhatToTry: a grep for a name the package does not
-// have (an icon an agent guessed) says what to try next, naming only
-// the widenings the request leaves open; an answer with matches has no
+// have (an icon an agent guessed) says what each widening the request
+// leaves open finds, and what else to try; an answer with matches has no
 // such line.
 func TestGrepNoMatchSaysWhatToTry(t *testing.T) {
 	m := newMirror(t)
 	m.publishFixtures()
 	cs := inMemory(t, m.app.Service, mcp.Options{})
 	for _, tc := range []struct{ args, want, not string }{
-		{`{"pattern":"UnicornIcon"}`, "Try caseInsensitive: true, a shorter part of the name; or list/glob", "without include"},
+		{`{"pattern":"UnicornIcon"}`, "(nor with caseInsensitive: true): the name may not exist in this version. Try a shorter part of the name; or list/glob", "without include"},
 		{`{"pattern":"UnicornIcon","caseInsensitive":true,"wholeWord":true,"include":"*.js"}`,
-			"Try without wholeWord, without include/exclude (they selected ", "caseInsensitive: true"},
+			"(nor without wholeWord, nor without include/exclude): the name may not exist in this version. Try a shorter part", "caseInsensitive: true"},
+		{`{"pattern":"Food"}`, "[note: no match in 3 files as asked; with caseInsensitive: true it matches 1 line in 1 file (first b.md)]", "may not exist"},
 	} {
 		res := call(t, cs, `{"action":"grep","packageName":"grepme",`+tc.args[1:])
 		got := text(res)
-		if res.IsError || !strings.Contains(got, "[note: no match in ") || !strings.Contains(got, ": the name may not exist in this version. "+tc.want) || strings.Contains(got, tc.not) {
+		if res.IsError || !strings.Contains(got, "[note: no match in ") || !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("%s: text\n%s\nwant a hint with %q", tc.args, got, tc.want)
 		}
 	}
