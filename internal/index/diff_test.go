@@ -99,14 +99,19 @@ func diffQueries() []Query {
 	return qs
 }
 
+// TestDifferential: Search finds the lines a brute-force scan finds, for
+// every pattern of diffPatterns on every corpus, and an index opened from
+// its stored form gives the very same Result.
 func TestDifferential(t *testing.T) {
 	for _, lim := range diffCorpora() {
 		docs := lim.docs
-		ix := buildBytes(t, docs, lim.lim)
+		ix, stored, _ := openBoth(t, docs, lim.lim)
 		checked := 0
 		for _, q := range diffQueries() {
 			want, werr := bruteForce(t, docs, q, lim.lim.BinarySniffBytes)
 			got, gerr := search(t, ix, q)
+			q.MaxMatches = roomyLimits().MaxMatches // as search asked
+			agree(t, lim.name, stored, q, roomyLimits(), got, gerr)
 			if werr != nil {
 				if !errors.Is(gerr, ErrBadPattern) {
 					t.Errorf("%s %+v: reference rejects the pattern (%v), Search said %v", lim.name, q, werr, gerr)

@@ -11,12 +11,14 @@ import (
 // the grep timeout while the answer said truncated:false: the time the
 // filter takes counts in the search's, even when it drops every file.
 // The filter here waits, on its first call, for a deadline to pass.
-func TestFilterTimeCounts(t *testing.T) {
+func TestFilterTimeCounts(t *testing.T) { inBothForms(t, testFilterTimeCounts) }
+
+func testFilterTimeCounts(t *testing.T, build builder) {
 	var docs []Doc
 	for i := range 500 {
 		docs = append(docs, Doc{Path: fmt.Sprintf("f%03d.js", i), Data: []byte("hit\n")})
 	}
-	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ix := build(t, docs, DefaultBuildLimits())
 	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
 	defer cancel()
 	first := true

@@ -64,7 +64,9 @@ func TestMinifiedBundle(t *testing.T) {
 
 // TestHugeJSONLine: a 20 MB JSON document on one line (like
 // @mdn/browser-compat-data, 99.9% skipped by codesearch) is covered.
-func TestHugeJSONLine(t *testing.T) {
+func TestHugeJSONLine(t *testing.T) { inBothForms(t, testHugeJSONLine) }
+
+func testHugeJSONLine(t *testing.T, build builder) {
 	var b bytes.Buffer
 	b.WriteString(`{"data":[`)
 	for i := 0; b.Len() < 20<<20; i++ {
@@ -77,7 +79,7 @@ func TestHugeJSONLine(t *testing.T) {
 	}
 	b.WriteString(`,{"needle":"xyzzy"}]}`)
 	docs := []Doc{{Path: "data.json", Data: b.Bytes()}}
-	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ix := build(t, docs, DefaultBuildLimits())
 	if st := ix.Stats(); st.Coverage != 1 {
 		t.Fatalf("coverage %v, want 1", st.Coverage)
 	}
@@ -95,14 +97,16 @@ func TestHugeJSONLine(t *testing.T) {
 
 // TestManyTrigrams: a file with far more than 20,000 distinct trigrams
 // (codesearch's cut-off) is indexed.
-func TestManyTrigrams(t *testing.T) {
+func TestManyTrigrams(t *testing.T) { inBothForms(t, testManyTrigrams) }
+
+func testManyTrigrams(t *testing.T, build builder) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	b := make([]byte, 1<<20)
 	for i := range b {
 		b[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n"[rng.IntN(64)]
 	}
 	place(b, 777_777, "\nNEEDLE_42\n")
-	ix := buildBytes(t, []Doc{{Path: "random.txt", Data: b}}, DefaultBuildLimits())
+	ix := build(t, []Doc{{Path: "random.txt", Data: b}}, DefaultBuildLimits())
 	if st := ix.Stats(); st.Trigrams < 100_000 || st.Coverage != 1 {
 		t.Fatalf("stats %+v: want > 100,000 trigrams, all indexed", st)
 	}
@@ -115,9 +119,11 @@ func TestManyTrigrams(t *testing.T) {
 
 // TestInvalidUTF8: invalid UTF-8 is indexed and searched byte for byte;
 // . matches an invalid byte, as in Go's regexp.
-func TestInvalidUTF8(t *testing.T) {
+func TestInvalidUTF8(t *testing.T) { inBothForms(t, testInvalidUTF8) }
+
+func testInvalidUTF8(t *testing.T, build builder) {
 	docs := []Doc{{Path: "latin1.txt", Data: []byte("caf\xe9 ol\xe9\nna\xefve \xff\xfe tail\nfin\xc3")}}
-	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ix := build(t, docs, DefaultBuildLimits())
 	for _, tc := range []struct {
 		pattern string
 		lines   []int
@@ -147,14 +153,16 @@ func equalInts(a, b []int) bool {
 
 // TestBinary: a NUL in the first 8000 bytes makes a file binary: it is
 // skipped, counted and listed. A NUL later leaves it text.
-func TestBinary(t *testing.T) {
+func TestBinary(t *testing.T) { inBothForms(t, testBinary) }
+
+func testBinary(t *testing.T, build builder) {
 	late := append(bytes.Repeat([]byte("x\n"), 5000), []byte("\x00 match here\n")...)
 	docs := []Doc{
 		{Path: "a.png", Data: []byte("\x89PNG\r\n\x1a\n\x00\x00match")},
 		{Path: "b.txt", Data: []byte("match\n")},
 		{Path: "c.dat", Data: late},
 	}
-	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ix := build(t, docs, DefaultBuildLimits())
 	res, _ := search(t, ix, Query{Pattern: "match"})
 	if res.FilesSearched != 2 || res.FilesSkipped != 1 || len(res.Skipped) != 1 || res.Skipped[0] != (SkippedFile{"a.png", SkipBinary}) {
 		t.Fatalf("searched %d skipped %d %+v", res.FilesSearched, res.FilesSkipped, res.Skipped)
@@ -171,14 +179,16 @@ func TestBinary(t *testing.T) {
 // (so foo$ does not match "foo\r", as with ripgrep); a last line without
 // newline counts; a trailing newline adds no empty line; a UTF-8 BOM is
 // dropped as ripgrep drops it.
-func TestLineEndings(t *testing.T) {
+func TestLineEndings(t *testing.T) { inBothForms(t, testLineEndings) }
+
+func testLineEndings(t *testing.T, build builder) {
 	docs := []Doc{
 		{Path: "bom.txt", Data: []byte("\ufefffoo\nbar\n")},
 		{Path: "crlf.txt", Data: []byte("foo\r\nbar\r\n\r\nfoo")},
 		{Path: "empty.txt", Data: nil},
 		{Path: "nl.txt", Data: []byte("\n")},
 	}
-	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ix := build(t, docs, DefaultBuildLimits())
 	for _, tc := range []struct {
 		pattern string
 		want    []string // file:line:col:text
@@ -202,7 +212,9 @@ func TestLineEndings(t *testing.T) {
 	}
 }
 
-func TestContextAndCaps(t *testing.T) {
+func TestContextAndCaps(t *testing.T) { inBothForms(t, testContextAndCaps) }
+
+func testContextAndCaps(t *testing.T, build builder) {
 	var b strings.Builder
 	for i := 1; i <= 20; i++ {
 		b.WriteString("line ")
@@ -213,7 +225,7 @@ func TestContextAndCaps(t *testing.T) {
 		b.WriteString("\n")
 	}
 	docs := []Doc{{Path: "a.txt", Data: []byte(b.String())}, {Path: "b.txt", Data: []byte("hit\nhit\nhit\n")}, {Path: "c.txt", Data: []byte("hit\n")}}
-	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ix := build(t, docs, DefaultBuildLimits())
 	ctx := context.Background()
 	lim := DefaultSearchLimits()
 
@@ -261,8 +273,10 @@ func TestContextAndCaps(t *testing.T) {
 	}
 }
 
-func TestBadQueries(t *testing.T) {
-	ix := buildBytes(t, []Doc{{Path: "a", Data: []byte("a\n")}}, DefaultBuildLimits())
+func TestBadQueries(t *testing.T) { inBothForms(t, testBadQueries) }
+
+func testBadQueries(t *testing.T, build builder) {
+	ix := build(t, []Doc{{Path: "a", Data: []byte("a\n")}}, DefaultBuildLimits())
 	lim := DefaultSearchLimits()
 	for _, tc := range []struct {
 		q    Query
@@ -290,7 +304,9 @@ func TestBadQueries(t *testing.T) {
 
 // TestNotIndexed: files past MaxIndexedBytes are stored unindexed, listed,
 // and still found by every query.
-func TestNotIndexed(t *testing.T) {
+func TestNotIndexed(t *testing.T) { inBothForms(t, testNotIndexed) }
+
+func testNotIndexed(t *testing.T, build builder) {
 	lim := DefaultBuildLimits()
 	lim.MaxIndexedBytes = 105
 	docs := []Doc{
@@ -298,7 +314,7 @@ func TestNotIndexed(t *testing.T) {
 		{Path: "b.txt", Data: []byte("needle in the unindexed file\n")},
 		{Path: "c.txt", Data: []byte("needle\n")},
 	}
-	ix := buildBytes(t, docs, lim)
+	ix := build(t, docs, lim)
 	st := ix.Stats()
 	if strings.Join(st.NotIndexed, ",") != "b.txt" || st.Coverage >= 1 || st.IndexedBytes != 105 {
 		t.Fatalf("stats %+v", st)
@@ -340,8 +356,10 @@ func TestBuildErrors(t *testing.T) {
 }
 
 // TestEmptyIndex: a version with no files builds, opens and searches.
-func TestEmptyIndex(t *testing.T) {
-	ix := buildBytes(t, nil, DefaultBuildLimits())
+func TestEmptyIndex(t *testing.T) { inBothForms(t, testEmptyIndex) }
+
+func testEmptyIndex(t *testing.T, build builder) {
+	ix := build(t, nil, DefaultBuildLimits())
 	res, err := search(t, ix, Query{Pattern: "a"})
 	if err != nil || len(res.Matches) != 0 || res.FilesSearched != 0 {
 		t.Fatalf("%+v %v", res, err)
@@ -349,10 +367,17 @@ func TestEmptyIndex(t *testing.T) {
 }
 
 // TestConcurrentSearchAndClose: searches run in parallel (run with
-// -race); Close waits for them and later searches fail with ErrClosed.
+// -race), on a mapped file and on a stored form whose text they read
+// concurrently; Close waits for them and later searches fail with
+// ErrClosed.
 func TestConcurrentSearchAndClose(t *testing.T) {
+	t.Run("file", func(t *testing.T) { testConcurrentSearchAndClose(t, buildFile) })
+	t.Run("stored", func(t *testing.T) { testConcurrentSearchAndClose(t, buildStored) })
+}
+
+func testConcurrentSearchAndClose(t *testing.T, build builder) {
 	docs := genCorpus(4, 20, 0.5)
-	ix := buildFile(t, docs, smallBlocks())
+	ix := build(t, docs, smallBlocks())
 	want, _ := bruteForce(t, docs, Query{Pattern: `a\w*b`}, 8000)
 	var wg sync.WaitGroup
 	errs := make(chan string, 8)
@@ -384,8 +409,10 @@ func TestConcurrentSearchAndClose(t *testing.T) {
 }
 
 // TestCancel: a cancelled context stops the search with its error.
-func TestCancel(t *testing.T) {
-	ix := buildBytes(t, genCorpus(5, 10, 0), DefaultBuildLimits())
+func TestCancel(t *testing.T) { inBothForms(t, testCancel) }
+
+func testCancel(t *testing.T, build builder) {
+	ix := build(t, genCorpus(5, 10, 0), DefaultBuildLimits())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := ix.Search(ctx, Query{Pattern: "x*"}, DefaultSearchLimits())

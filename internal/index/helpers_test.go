@@ -38,6 +38,26 @@ func buildBytes(t testing.TB, docs []Doc, lim BuildLimits) *Index {
 	return ix
 }
 
+// buildStored builds an index of docs and opens it from its stored form
+// (OpenStored) over the docs' bodies, held in memory.
+func buildStored(t testing.TB, docs []Doc, lim BuildLimits) *Index {
+	t.Helper()
+	_, stored, _ := openBoth(t, docs, lim)
+	return stored
+}
+
+// builder builds an index of docs and opens it: buildBytes and buildFile
+// from the full file, buildStored from its stored form.
+type builder func(t testing.TB, docs []Doc, lim BuildLimits) *Index
+
+// inBothForms runs test on indexes opened from the full file and on
+// indexes opened from their stored form: a node serves either, and
+// every assertion must hold for both.
+func inBothForms(t *testing.T, test func(*testing.T, builder)) {
+	t.Run("full", func(t *testing.T) { test(t, buildBytes) })
+	t.Run("stored", func(t *testing.T) { test(t, buildStored) })
+}
+
 // buildFile builds an index of docs on disk with BuildFile and opens it
 // with Open (the mmap path).
 func buildFile(t testing.TB, docs []Doc, lim BuildLimits) *Index {

@@ -93,9 +93,11 @@ func TestHostilePatterns(t *testing.T) {
 // TestTimeoutStopsLongRegexpCall: one regexp call over a 4 MB line that
 // would take tens of seconds is interrupted by the deadline: the result
 // says "timeout" instead of the request hanging.
-func TestTimeoutStopsLongRegexpCall(t *testing.T) {
+func TestTimeoutStopsLongRegexpCall(t *testing.T) { inBothForms(t, testTimeoutStopsLongRegexpCall) }
+
+func testTimeoutStopsLongRegexpCall(t *testing.T, build builder) {
 	ab := bytes.Repeat([]byte("ab"), 2<<20)
-	ix := buildBytes(t, []Doc{{Path: "ab.txt", Data: ab}}, DefaultBuildLimits())
+	ix := build(t, []Doc{{Path: "ab.txt", Data: ab}}, DefaultBuildLimits())
 	lim := DefaultSearchLimits()
 	lim.Timeout = 50 * time.Millisecond
 	res, err := ix.Search(context.Background(), Query{Pattern: `(?:[ab]{2,30}){10}c`}, lim)

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -88,6 +90,13 @@ func openBoth(t testing.TB, docs []Doc, lim BuildLimits) (full, stored *Index, s
 func sameAnswer(t *testing.T, name string, full, stored *Index, q Query, lim SearchLimits) {
 	t.Helper()
 	want, werr := full.Search(context.Background(), q, lim)
+	agree(t, name, stored, q, lim, want, werr)
+}
+
+// agree runs q on stored and fails unless it answers want and werr, the
+// full file's answer.
+func agree(t *testing.T, name string, stored *Index, q Query, lim SearchLimits, want Result, werr error) {
+	t.Helper()
 	got, gerr := stored.Search(context.Background(), q, lim)
 	if fmt.Sprint(werr) != fmt.Sprint(gerr) {
 		t.Errorf("%s %+v: stored form says %v, full file %v", name, q, gerr, werr)
@@ -99,8 +108,9 @@ func sameAnswer(t *testing.T, name string, full, stored *Index, q Query, lim Sea
 }
 
 // TestOpenStoredAnswersAsOpen: an index opened from its stored form gives
-// every query of the golden and differential tables the Result the full
-// file gives, and the same Stats.
+// every query of the golden table the Result the full file gives, and the
+// same Stats. TestDifferential compares its table's answers too, and the
+// tests run by inBothForms hold for both forms.
 func TestOpenStoredAnswersAsOpen(t *testing.T) {
 	full, stored, _ := openBoth(t, goldenDocs(), DefaultBuildLimits())
 	if !reflect.DeepEqual(full.Stats(), stored.Stats()) {
@@ -113,27 +123,26 @@ func TestOpenStoredAnswersAsOpen(t *testing.T) {
 		}
 		sameAnswer(t, c.Name, full, stored, c.Query, lim)
 	}
-	for _, c := range diffCorpora() {
-		full, stored, _ := openBoth(t, c.docs, c.lim)
-		for _, q := range diffQueries() {
-			q.ContextLines = 1
-			sameAnswer(t, c.name, full, stored, q, roomyLimits())
-		}
+	for _, c := range goldenCases {
+		c.Query.ContextLines = 3
+		sameAnswer(t, c.Name+" with context", full, stored, c.Query, DefaultSearchLimits())
 	}
 }
 
 // TestOpenStoredReadsOnlyCandidates: a selective literal reads the body
-// of the one content that holds it, not the other 199.
+// of the one content that holds it, not the other 198, and once for the
+// two files next to each other that hold it.
 func TestOpenStoredReadsOnlyCandidates(t *testing.T) {
 	var docs []Doc
 	for i := range 200 {
 		docs = append(docs, Doc{Path: fmt.Sprintf("f%03d.js", i), Data: []byte(fmt.Sprintf("export const value%d = %d;\n", i, i*7))})
 	}
 	docs[123].Data = append(docs[123].Data, "function useRouterOnce() {}\n"...)
+	docs[124].Data = docs[123].Data
 	_, stored, src := openBoth(t, docs, DefaultBuildLimits())
 	res, err := stored.Search(context.Background(), Query{Pattern: "useRouterOnce"}, DefaultSearchLimits())
-	if err != nil || len(res.Matches) != 1 || res.Matches[0].File != "f123.js" {
-		t.Fatalf("got %+v, %v; want one match in f123.js", res, err)
+	if err != nil || len(res.Matches) != 2 || res.Matches[0].File != "f123.js" || res.Matches[1].File != "f124.js" {
+		t.Fatalf("got %+v, %v; want a match in f123.js and f124.js", res, err)
 	}
 	if keys, reads := src.keysRead(); keys != 1 || reads != 1 {
 		t.Errorf("read %d bodies %d times, want the one holding the literal once", keys, reads)
@@ -202,6 +211,52 @@ func TestOpenStoredCancelWhileReading(t *testing.T) {
 	res, err := stored.Search(context.Background(), Query{Pattern: "useRouter"}, lim)
 	if err != nil || res.TruncatedBy != TruncTimeout {
 		t.Errorf("timeout while reading: %+v, %v; want a result truncated by the timeout", res, err)
+	}
+}
+
+// TestOpenStoredCloseWaitsForReads: Close does not return while a search
+// is reading a body through the source (whose bytes the search scans
+// after), and later searches fail with ErrClosed.
+func TestOpenStoredCloseWaitsForReads(t *testing.T) {
+	docs := []Doc{{Path: "a.js", Data: []byte("useRouter\n")}}
+	_, stored, src := openBoth(t, docs, DefaultBuildLimits())
+	reading, release := make(chan struct{}), make(chan struct{})
+	var closed atomic.Bool
+	src.answer = func(_ context.Context, _ string, b []byte) ([]byte, error) {
+		close(reading)
+		<-release
+		if closed.Load() {
+			return nil, errors.New("Close returned while a search was reading")
+		}
+		return b, nil
+	}
+	searched := make(chan error)
+	go func() {
+		res, err := stored.Search(context.Background(), Query{Pattern: "useRouter"}, DefaultSearchLimits())
+		if err == nil && len(res.Matches) != 1 {
+			err = fmt.Errorf("%d matches, want 1", len(res.Matches))
+		}
+		searched <- err
+	}()
+	<-reading
+	closeDone := make(chan error)
+	go func() {
+		err := stored.Close()
+		closed.Store(true)
+		closeDone <- err
+	}()
+	for range 100 {
+		runtime.Gosched() // a Close that did not wait would return meanwhile
+	}
+	close(release)
+	if err := <-searched; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-closeDone; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stored.Search(context.Background(), Query{Pattern: "a"}, DefaultSearchLimits()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("search after Close: %v", err)
 	}
 }
 

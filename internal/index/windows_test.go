@@ -14,13 +14,15 @@ import (
 // window each, up to MaxWindowsPerLine in all; a match inside the window
 // before gets none, and those past the last window are counted, the
 // first's column given so that read can go there.
-func TestLongLineShowsAWindowPerMatch(t *testing.T) {
+func TestLongLineShowsAWindowPerMatch(t *testing.T) { inBothForms(t, testLongLineShowsAWindowPerMatch) }
+
+func testLongLineShowsAWindowPerMatch(t *testing.T, build builder) {
 	line := []byte(strings.Repeat("x", 20_000))
 	at := []int{1000, 1010, 5000, 9000, 12000, 15000, 18000}
 	for _, p := range at {
 		copy(line[p:], "useState")
 	}
-	ix := buildBytes(t, []Doc{{Path: "bundle.js", Data: append(line, '\n')}}, DefaultBuildLimits())
+	ix := build(t, []Doc{{Path: "bundle.js", Data: append(line, '\n')}}, DefaultBuildLimits())
 	lim := DefaultSearchLimits()
 	lim.MaxWindowsPerLine = 3
 	res, err := ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
@@ -51,7 +53,7 @@ func TestLongLineShowsAWindowPerMatch(t *testing.T) {
 	}
 
 	// A short line stays one line, as grep -n prints it.
-	ix = buildBytes(t, []Doc{{Path: "a.js", Data: []byte("useState(useState(useState))\n")}}, DefaultBuildLimits())
+	ix = build(t, []Doc{{Path: "a.js", Data: []byte("useState(useState(useState))\n")}}, DefaultBuildLimits())
 	res, _ = ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
 	if m := res.Matches[0]; len(m.Windows) != 0 || m.MoreInLine != 0 {
 		t.Errorf("short line: %+v; want one plain match", m)
@@ -63,7 +65,9 @@ func TestLongLineShowsAWindowPerMatch(t *testing.T) {
 // FindAll finds in the whole line, and every match it finds is a window's
 // or lies inside the window before; past the last window, the count is
 // that of FindAll's matches not shown.
-func TestLineWindowsFollowFindAll(t *testing.T) {
+func TestLineWindowsFollowFindAll(t *testing.T) { inBothForms(t, testLineWindowsFollowFindAll) }
+
+func testLineWindowsFollowFindAll(t *testing.T, build builder) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	words := []string{"foo", "fooBar", "a", "aa", " ", "_", "12", "é", "\t", "ab", "^", "."}
 	var lines []string
@@ -78,7 +82,7 @@ func TestLineWindowsFollowFindAll(t *testing.T) {
 	for i, l := range lines {
 		docs = append(docs, Doc{Path: fmt.Sprintf("f%02d.js", i), Data: []byte(l + "\n")})
 	}
-	ix := buildBytes(t, docs, smallBlocks())
+	ix := build(t, docs, smallBlocks())
 	for _, pat := range []string{`foo`, `\bfoo\w*`, `^fo+`, `a+`, `[0-9]{2}`, `(?i)FOOB`, `é\s`, `\Bo`, `a|aa`, `o\b`} {
 		re := regexp.MustCompile(pat)
 		for _, windows := range []int{1, 1000} {
@@ -130,7 +134,9 @@ func TestLineWindowsFollowFindAll(t *testing.T) {
 // bytes: a line that fits is whole; a longer one shows exactly the
 // window's width or less (a character is never split), bytes of the line
 // at TextOffset, the match inside it.
-func TestWindowAtTheLineWidth(t *testing.T) {
+func TestWindowAtTheLineWidth(t *testing.T) { inBothForms(t, testWindowAtTheLineWidth) }
+
+func testWindowAtTheLineWidth(t *testing.T, build builder) {
 	lim := DefaultSearchLimits()
 	w := lim.MaxLineWindow
 	for _, n := range []int{w - 1, w, w + 1, w + 2, w + 10, 2 * w, 2*w + 1} {
@@ -144,7 +150,7 @@ func TestWindowAtTheLineWidth(t *testing.T) {
 					return strings.Repeat("é", k/2) + strings.Repeat("x", k%2)
 				}
 				line := []byte(fill(at, odd) + "useState" + fill(n-at-8, !odd))
-				ix := buildBytes(t, []Doc{{Path: "a.js", Data: append(line, '\n')}}, DefaultBuildLimits())
+				ix := build(t, []Doc{{Path: "a.js", Data: append(line, '\n')}}, DefaultBuildLimits())
 				res, err := ix.Search(context.Background(), Query{Pattern: "useState"}, lim)
 				if err != nil || len(res.Matches) != 1 {
 					t.Fatalf("n=%d at=%d: %+v, %v", n, at, res.Matches, err)
@@ -173,7 +179,9 @@ func TestWindowAtTheLineWidth(t *testing.T) {
 // FindAll finds past the first window, each once (as a window's match or
 // inside a window), and the last call counts none left; a column past a
 // line's last match returns nothing for it.
-func TestFromColumnContinuesALine(t *testing.T) {
+func TestFromColumnContinuesALine(t *testing.T) { inBothForms(t, testFromColumnContinuesALine) }
+
+func testFromColumnContinuesALine(t *testing.T, build builder) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	words := []string{"foo", "fooBar", "a", " ", "é", "ab", "."}
 	var b strings.Builder
@@ -181,7 +189,7 @@ func TestFromColumnContinuesALine(t *testing.T) {
 		b.WriteString(words[rng.IntN(len(words))])
 	}
 	line := b.String()
-	ix := buildBytes(t, []Doc{{Path: "a.js", Data: []byte("short foo\n" + line + "\n")}}, smallBlocks())
+	ix := build(t, []Doc{{Path: "a.js", Data: []byte("short foo\n" + line + "\n")}}, smallBlocks())
 	for _, pat := range []string{`foo`, `\bfoo\w*`, `a+`, `é\s`, `o\b`} {
 		all := regexp.MustCompile(pat).FindAllStringIndex(line, -1)
 		lim := DefaultSearchLimits()
@@ -233,8 +241,12 @@ func TestFromColumnContinuesALine(t *testing.T) {
 // TestWholeWordWindowsSeeTheSpaceBetween: -w matches next to each other
 // ("foo foo") each get a window, though the word before took the space.
 func TestWholeWordWindowsSeeTheSpaceBetween(t *testing.T) {
+	inBothForms(t, testWholeWordWindowsSeeTheSpaceBetween)
+}
+
+func testWholeWordWindowsSeeTheSpaceBetween(t *testing.T, build builder) {
 	line := strings.Repeat("x", 1000) + " foo foo" + strings.Repeat("y", 1000) + " foo"
-	ix := buildBytes(t, []Doc{{Path: "a.js", Data: []byte(line)}}, DefaultBuildLimits())
+	ix := build(t, []Doc{{Path: "a.js", Data: []byte(line)}}, DefaultBuildLimits())
 	lim := DefaultSearchLimits()
 	lim.MaxLineWindow = 16
 	res, err := ix.Search(context.Background(), Query{Pattern: "foo", WholeWord: true}, lim)
@@ -255,9 +267,11 @@ func TestWholeWordWindowsSeeTheSpaceBetween(t *testing.T) {
 // TestTallyCountsAFileInOneMatch: a file Tally picks gives one match with
 // its number of matching lines, however many it has, with no per-file
 // cap, while the other files are listed line by line.
-func TestTallyCountsAFileInOneMatch(t *testing.T) {
+func TestTallyCountsAFileInOneMatch(t *testing.T) { inBothForms(t, testTallyCountsAFileInOneMatch) }
+
+func testTallyCountsAFileInOneMatch(t *testing.T, build builder) {
 	body := []byte("hit\nno\nhit hit\nhit\n")
-	ix := buildBytes(t, []Doc{{Path: "a.d.ts", Data: body}, {Path: "b.d.cts", Data: body}}, DefaultBuildLimits())
+	ix := build(t, []Doc{{Path: "a.d.ts", Data: body}, {Path: "b.d.cts", Data: body}}, DefaultBuildLimits())
 	q := Query{Pattern: "hit", MaxMatchesPerFile: 1, Tally: func(p string) bool { return p == "b.d.cts" },
 		Skip: func(p string, line, n int) bool { return p == "b.d.cts" }}
 	res, err := ix.Search(context.Background(), q, DefaultSearchLimits())
