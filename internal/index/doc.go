@@ -53,7 +53,8 @@
 // its input through a reader that checks the clock. A search allocates at
 // most about MaxOutputBytes plus 4 bytes per candidate block plus the
 // regexp's state (proportional to MaxProgramSize); the text itself is
-// read from the mapping, never copied.
+// read from the mapping, never copied (or, for an index opened from its
+// stored form, through its TextSource, one content at a time).
 //
 // # Differences from ripgrep
 //
@@ -82,7 +83,8 @@
 //	         first file holding it: u64 textOff, u64 textLen, u64 size,
 //	         u32 firstBlock, u32 flags
 //	keys     per content: uvarint length, then the body's key (Doc.Key,
-//	         the store's hash), so Assemble can put its text back
+//	         the store's hash), so the text can be found without the
+//	         text section (Assemble, OpenStored)
 //	blocks   32 bytes each: u64 start, u64 lineStart, u32 line, u32 content,
 //	         u32 group, u32 flags
 //	trigrams 12 bytes each, sorted: u32 trigram, u64 postings offset
@@ -101,14 +103,22 @@
 //
 // The store keeps an index in its stored form (StoredForm): the file
 // without its text section, which is a copy of bodies the store already
-// holds. Assemble rebuilds the file from it and those bodies, and the
-// checksum, which covers the text, proves it is the file Build wrote.
-// lucide-react@1.81.0's index is 38.6 MB, 4.5 MB compressed; its stored
-// form 8.2 MB, 1.9 MB compressed.
+// holds. lucide-react@1.81.0's index is 38.6 MB, 4.5 MB compressed; its
+// stored form 8.2 MB, 1.9 MB compressed. OpenStored serves the stored
+// form as it is: the caller holds it in memory, and a search reads a
+// content's text through a TextSource (the store's bodies, by key) only
+// when it reaches that content, so a selective grep reads a few bodies
+// and no copy of the text is written. Assemble instead rebuilds the file
+// from the stored form and the bodies, and the checksum, which covers the
+// text, proves it is the file Build wrote.
 //
 // Open verifies the checksum and every table (offsets in range, blocks in
 // order, trigrams sorted) before the index is used, so a corrupt or
-// truncated file is an error at Open, never a panic at Search. The index
-// is read through mmap; a published file must be replaced by rename, never
-// rewritten in place (a shrinking mapped file faults the process).
+// truncated file is an error at Open, never a panic at Search. OpenStored
+// checks every table the same way but cannot check the checksum (it
+// covers the absent text): its caller vouches for the bytes, and each
+// body read is checked for its length, so a wrong one is an error at
+// Search, never a panic. A file index is read through mmap; a published
+// file must be replaced by rename, never rewritten in place (a shrinking
+// mapped file faults the process).
 package index

@@ -14,12 +14,14 @@ import (
 // files and blocks): a version whose files repeat one body no longer
 // stores and indexes it once per copy. Version 3 names each content's body
 // (the keys section), so the store keeps the index without its text
-// (StoredForm) and a node rebuilds the file from the bodies the store
-// already holds (Assemble).
+// (StoredForm) and a node serves it from the bodies the store already
+// holds (OpenStored, or Assemble to rebuild the file).
 const FormatVersion = 3
 
 // ErrCorrupt is returned (wrapped) by Open for a file that is not a
-// complete, intact index of FormatVersion.
+// complete, intact index of FormatVersion, by OpenStored for such a stored
+// form, and by Search on an index opened with OpenStored when a body its
+// TextSource gives is not the text the index was built over.
 var ErrCorrupt = errors.New("index file is corrupt or of another format")
 
 const (
