@@ -216,8 +216,10 @@ type Config struct {
 	// MaxIndexBytes caps one version's search index file (its distinct
 	// text plus about 0.3x for postings): a version over it still lists
 	// and reads, and grep says why. IndexCacheBytes bounds the local index
-	// cache on disk (least recently used files are removed; 0: no bound).
-	MaxIndexBytes, IndexCacheBytes int64
+	// cache on disk (least recently used files are removed; 0: no bound);
+	// a version without a local file is served from the store's copy of
+	// its index, its text read through IndexTextCacheBytes of memory.
+	MaxIndexBytes, IndexCacheBytes, IndexTextCacheBytes int64
 	// IndexSpoolBytes bounds the disk in the index cache that fresh
 	// ingests' bodies take until their version's full index is built
 	// from them, and from which a cold version's first answers come once
@@ -438,7 +440,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.MaxOpenIndexBytes, "max-open-index-bytes", "bytes of index files kept mapped at once (least recently used closed past it)")
 	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them; a cold version's first answers come from there once its download is verified (0: builds read the store, cold answers wait for the commit)")
 	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
-	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "local search index cache size; least recently used indexes are removed past it (0: no bound)")
+	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "local search index cache size; least recently used indexes are removed past it, and an index larger than it is served from the store's copy instead (0: no bound)")
+	b.Bytes(&c.IndexTextCacheBytes, "index-text-cache-bytes", "memory for the file text read by greps of indexes served from the store's copy (0: read the store every time)")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
 	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines a grep returns when maxMatches is not given")
 	b.Int(&c.MaxMatches, "max-matches", "largest maxMatches a grep may ask for")
@@ -574,6 +577,9 @@ func (c Config) Validate() error {
 	}
 	if c.IndexCacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("index-cache-bytes must not be negative, got %d", c.IndexCacheBytes))
+	}
+	if c.IndexTextCacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("index-text-cache-bytes must not be negative, got %d", c.IndexTextCacheBytes))
 	}
 	positive("max-grep-pattern-bytes", int64(c.MaxGrepPatternBytes))
 	positive("default-max-matches", int64(c.DefaultMaxMatches))

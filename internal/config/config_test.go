@@ -97,4 +97,11 @@ func TestIndexCacheSettings(t *testing.T) {
 	if _, err := Load("mirror", []string{"--index-cache-bytes", "-1"}, envOf(nil)); err == nil || !strings.Contains(err.Error(), "index-cache-bytes") {
 		t.Errorf("a negative index-cache-bytes: %v, want an error naming it", err)
 	}
+	c, err = Load("mirror", nil, envOf(map[string]string{"PKGSCOPE_INDEX_TEXT_CACHE_BYTES": "1048576"}))
+	if err != nil || c.Search().TextCacheBytes != 1<<20 {
+		t.Errorf("index-text-cache-bytes from the environment: %v, %v; want %d", c.Search().TextCacheBytes, err, 1<<20)
+	}
+	if _, err := Load("mirror", []string{"--index-text-cache-bytes", "-1"}, envOf(nil)); err == nil || !strings.Contains(err.Error(), "index-text-cache-bytes") {
+		t.Errorf("a negative index-text-cache-bytes: %v, want an error naming it", err)
+	}
 }

@@ -127,6 +127,7 @@ func Default() Config {
 		// room for 4x that and bounds the disk one version can take.
 		MaxIndexBytes:          so.Build.MaxIndexBytes,
 		IndexCacheBytes:        so.CacheBytes,
+		IndexTextCacheBytes:    so.TextCacheBytes,
 		IndexSpoolBytes:        so.SpoolBytes,
 		MaxGrepPatternBytes:    sl.MaxPatternBytes,
 		DefaultMaxMatches:      sl.DefaultMaxMatches,
@@ -255,6 +256,7 @@ func (c Config) Search() search.Options {
 	o := search.DefaultOptions(dir)
 	o.MaxOpen, o.MaxOpenBytes, o.MaxBuilds, o.Search = c.MaxOpenIndexes, c.MaxOpenIndexBytes, c.MaxIndexBuilds, c.GrepLimits()
 	o.CacheBytes, o.Build.MaxIndexBytes, o.SpoolBytes = c.IndexCacheBytes, c.MaxIndexBytes, c.IndexSpoolBytes
+	o.TextCacheBytes = c.IndexTextCacheBytes
 	return o
 }
 

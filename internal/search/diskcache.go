@@ -190,6 +190,21 @@ func (c *diskCache) unverify(path string) {
 	}
 }
 
+// drop removes path, a file that failed its check, from the cache and the
+// disk.
+func (c *diskCache) drop(path string) {
+	c.mu.Lock()
+	if e := c.files[path]; e != nil {
+		c.total -= e.Value.(*diskFile).size
+		c.lru.Remove(e)
+		delete(c.files, path)
+	}
+	c.mu.Unlock()
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		c.log.Warn("removing a corrupt local index", "path", path, "err", err)
+	}
+}
+
 // bytes is the total size of the tracked files.
 func (c *diskCache) bytes() int64 {
 	c.mu.Lock()
@@ -260,4 +275,10 @@ func (f *failures) put(k string, err error) {
 		clear(f.m)
 	}
 	f.m[k] = err
+}
+
+func (f *failures) remove(k string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, k)
 }

@@ -122,7 +122,7 @@ func TestDiskCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 
 	// A restart with a smaller bound evicts by the recorded order of use:
-	// 2 was used last, so it stays.
+	// 3 was used after 1 (2, fetched from the store, has no file).
 	stale := filepath.Join(dir, "old.f1.idx")
 	os.WriteFile(stale, []byte("index of an older format"), 0o600)
 	opt := DefaultOptions(dir)
@@ -132,8 +132,8 @@ func TestDiskCacheEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if !exists("2.0.0") || exists("1.0.0") || exists("3.0.0") {
-		t.Errorf("after a restart with room for one: 1 %v, 2 %v, 3 %v; want only 2", exists("1.0.0"), exists("2.0.0"), exists("3.0.0"))
+	if !exists("3.0.0") || exists("1.0.0") || exists("2.0.0") {
+		t.Errorf("after a restart with room for one: 1 %v, 2 %v, 3 %v; want only 3", exists("1.0.0"), exists("2.0.0"), exists("3.0.0"))
 	}
 	if _, err := os.Stat(stale); err == nil {
 		t.Errorf("an index file of another format was kept")

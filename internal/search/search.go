@@ -71,8 +71,15 @@ type Options struct {
 	// memory.
 	MaxBuilds int
 	// CacheBytes bounds the local index cache (Dir): past it the least
-	// recently used index files are removed. 0 means no bound.
+	// recently used index files are removed. 0 means no bound. A version
+	// whose file is not there is served from its stored form and the
+	// text cache (textcache.go), and so is a built index larger than the
+	// whole bound, once stored: it is never written here.
 	CacheBytes int64
+	// TextCacheBytes bounds the memory of the text cache: the bodies
+	// read for indexes served from their stored form (textcache.go). 0
+	// keeps none: every text a search reaches is read from the store.
+	TextCacheBytes int64
 	// ChunkBytes is the size of the blobs an index is stored as. 4 MiB
 	// keeps one row small for both databases while a 250 MB index is
 	// only ~60 rows.
@@ -101,7 +108,8 @@ type Options struct {
 // DefaultOptions returns the defaults for dir.
 func DefaultOptions(dir string) Options {
 	return Options{Dir: dir, MaxOpen: 4096, MaxOpenBytes: 1 << 30, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 10 << 30, ScanFirst: true,
-		SpoolBytes: 1 << 30, Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
+		TextCacheBytes: 256 << 20,
+		SpoolBytes:     1 << 30, Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
 }
 
 // Searcher answers grep queries over stored versions.
@@ -116,8 +124,13 @@ type Searcher struct {
 	lru       *list.List // of *entry, most recent first
 	openBytes int64      // the open entries' index file bytes
 
-	disk     *diskCache          // the local index files, bounded by CacheBytes
-	tooLarge failures            // versions over Build.MaxIndexBytes
+	disk     *diskCache // the local index files, bounded by CacheBytes
+	tooLarge failures   // versions over Build.MaxIndexBytes
+	// unusable are versions whose stored index failed a search as
+	// corrupt (Search): they are rebuilt, not fetched again, until a
+	// rebuilt index is stored.
+	unusable failures
+	text     *textCache          // the text of indexes served from their stored form
 	builds   *semaphore.Weighted // MaxBuilds
 	bg       sync.WaitGroup      // builds started by Later
 	bgCtx    context.Context
@@ -154,6 +167,9 @@ type entry struct {
 	ix   *index.Index
 	size int64 // the index file's bytes
 	scan bool  // a scan index, replaced when the full one is ready
+	// fromStore is an index served from its stored form, in memory
+	// (size is then the stored form's bytes), with no local file.
+	fromStore bool
 	// early, for a scan index built from a version offered before its
 	// commit (early.go), is that offer: if the store fails, it is closed.
 	early   *verified
@@ -164,8 +180,8 @@ type entry struct {
 
 // New returns a Searcher; it creates opt.Dir if needed.
 func New(st Store, opt Options) (*Searcher, error) {
-	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 || opt.CacheBytes < 0 || opt.SpoolBytes < 0 || opt.MaxOpenBytes < 0 {
-		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds and ChunkBytes must be positive, CacheBytes, SpoolBytes and MaxOpenBytes not negative")
+	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 || opt.CacheBytes < 0 || opt.SpoolBytes < 0 || opt.MaxOpenBytes < 0 || opt.TextCacheBytes < 0 {
+		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds and ChunkBytes must be positive, CacheBytes, SpoolBytes, MaxOpenBytes and TextCacheBytes not negative")
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -177,7 +193,8 @@ func New(st Store, opt Options) (*Searcher, error) {
 	}
 	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New(), spools: map[string]*bodies{},
 		verified: map[string]*verified{}, verifiedSig: make(chan struct{}),
-		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), tooLarge: failures{max: 4096}}
+		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), tooLarge: failures{max: 4096}, unusable: failures{max: 4096}}
+	s.text = newTextCache(s, opt.TextCacheBytes)
 	s.disk = openDiskCache(opt.Dir, opt.CacheBytes, opt.Logger)
 	s.disk.onRemove = s.closeRemoved
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
@@ -244,7 +261,35 @@ func (s *Searcher) Search(ctx context.Context, name, version string, q index.Que
 		return index.Result{}, err
 	}
 	defer s.release(e)
-	return e.ix.Search(ctx, q, s.opt.Search)
+	res, err := e.ix.Search(ctx, q, s.opt.Search)
+	if err != nil && e.fromStore && errors.Is(err, index.ErrCorrupt) {
+		s.discardStored(e, name, version, err)
+	}
+	return res, err
+}
+
+// discardStored closes e, an index served from its stored form whose
+// search found it or its text corrupt (a body whose bytes are not its
+// hash's, a text of another length than the index says), and rebuilds
+// the version's index from its files in the background; until a rebuilt
+// index is stored, the version is rebuilt rather than fetched again. The
+// search itself fails: no answer is given from text that failed its check.
+func (s *Searcher) discardStored(e *entry, name, version string, err error) {
+	s.unusable.put(e.key, err)
+	var closing []*index.Index
+	s.mu.Lock()
+	first := s.open[e.key] == e
+	if first {
+		closing = s.evictLocked(e)
+	}
+	s.mu.Unlock()
+	for _, ix := range closing {
+		_ = ix.Close()
+	}
+	if first { // the concurrent searches that failed alike log nothing
+		s.log.Error("stored index or its text corrupt; rebuilding the index", "package", name, "version", version, "err", err)
+		s.background(name, version)
+	}
 }
 
 // Ensure makes sure name@version has its full index in the store and on
@@ -267,8 +312,7 @@ func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stat
 		}
 	}
 	st, err := s.detached(ctx, "full\x00"+k, func(lctx context.Context) (loaded, error) {
-		ix, err := s.loadFull(lctx, name, version)
-		return loaded{ix: ix}, err
+		return s.loadFull(lctx, name, version)
 	})
 	if err != nil {
 		return index.Stats{}, err
@@ -277,11 +321,14 @@ func (s *Searcher) Ensure(ctx context.Context, name, version string) (index.Stat
 }
 
 // loaded is what a load opened: an index, whether it is a scan index,
-// and the offer it was built from when its version is not committed yet.
+// the offer it was built from when its version is not committed yet, and
+// whether it is served from its stored form (of size bytes).
 type loaded struct {
-	ix    *index.Index
-	scan  bool
-	early *verified
+	ix        *index.Index
+	scan      bool
+	early     *verified
+	fromStore bool
+	size      int64
 }
 
 // detached runs load once per sk however many callers, detached from
@@ -422,7 +469,10 @@ func (s *Searcher) insert(k string, l loaded) error {
 		}
 		closing = append(closing, s.evictLocked(old)...)
 	}
-	e := &entry{key: k, ix: ix, scan: scan, early: l.early, size: ix.Stats().IndexBytes}
+	e := &entry{key: k, ix: ix, scan: scan, early: l.early, fromStore: l.fromStore, size: l.size}
+	if !l.fromStore {
+		e.size = ix.Stats().IndexBytes
+	}
 	e.elem = s.lru.PushFront(e)
 	s.open[k] = e
 	s.openBytes += e.size
@@ -440,7 +490,7 @@ func (s *Searcher) closeRemoved(path string) {
 	var closing []*index.Index
 	s.mu.Lock()
 	for k, e := range s.open {
-		if !e.scan && s.pathOf(k) == path {
+		if !e.scan && !e.fromStore && s.pathOf(k) == path {
 			closing = s.evictLocked(e)
 			break
 		}
@@ -497,12 +547,11 @@ func (s *Searcher) load(ctx context.Context, name, version string) (loaded, erro
 		ix, err := s.buildScan(ctx, name, version, v.files, v.b)
 		return loaded{ix: ix, scan: true, early: v}, err
 	}
-	if ix, err := s.stored(ctx, name, version); ix != nil || err != nil {
-		return loaded{ix: ix}, err
+	if l, err := s.stored(ctx, name, version); l.ix != nil || err != nil {
+		return l, err
 	}
 	if !s.opt.ScanFirst {
-		ix, err := s.buildFull(ctx, name, version)
-		return loaded{ix: ix}, err
+		return s.buildFull(ctx, name, version)
 	}
 	files, spooled, err := s.sources(ctx, name, version)
 	if err != nil {
@@ -518,10 +567,10 @@ func (s *Searcher) load(ctx context.Context, name, version string) (loaded, erro
 }
 
 // loadFull is load without the scan index.
-func (s *Searcher) loadFull(ctx context.Context, name, version string) (*index.Index, error) {
-	ix, err := s.stored(ctx, name, version)
-	if ix != nil || err != nil {
-		return ix, err
+func (s *Searcher) loadFull(ctx context.Context, name, version string) (loaded, error) {
+	l, err := s.stored(ctx, name, version)
+	if l.ix != nil || err != nil {
+		return l, err
 	}
 	return s.buildFull(ctx, name, version)
 }
@@ -543,39 +592,52 @@ func (s *Searcher) background(name, version string) {
 }
 
 // stored opens the full index from local disk, else from the store. It
-// returns nil, nil when neither has one.
-func (s *Searcher) stored(ctx context.Context, name, version string) (*index.Index, error) {
+// returns no index and no error when neither has one, or when the
+// store's failed a search (discardStored) and has not been replaced.
+func (s *Searcher) stored(ctx context.Context, name, version string) (loaded, error) {
 	if s.opt.Dir != "" {
 		path := s.localPath(name, version)
 		ix, err := s.openLocal(path)
 		if err == nil {
-			return ix, nil
+			return loaded{ix: ix}, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			s.log.Warn("local index unusable; fetching it again", "package", name, "version", version, "err", err)
 		}
+		if errors.Is(err, index.ErrCorrupt) {
+			// Nothing replaces it now (an index fetched from the store is
+			// served from memory), and it would be checked and refused at
+			// every open.
+			s.disk.drop(path)
+		}
 	}
 	if err := s.tooLarge.get(key(name, version)); err != nil {
-		return nil, err
+		return loaded{}, err
+	}
+	if s.unusable.get(key(name, version)) != nil {
+		return loaded{}, nil
 	}
 	rec, err := s.st.Index(ctx, name, version, index.FormatVersion)
 	if err == nil {
-		ix, err := s.fetch(ctx, name, version, rec)
+		l, err := s.fetch(ctx, name, version, rec)
 		if err == nil {
-			return ix, nil
+			return l, nil
 		}
-		s.log.Warn("stored index unreadable; rebuilding", "package", name, "version", version, "err", err)
+		s.log.Warn("stored index unusable; rebuilding", "package", name, "version", version, "err", err)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("looking up the index of %s@%s: %w", name, version, err)
+		return loaded{}, fmt.Errorf("looking up the index of %s@%s: %w", name, version, err)
 	}
-	return nil, nil
+	return loaded{}, nil
 }
 
-// buildFull builds the full index, stores it and publishes it here.
-func (s *Searcher) buildFull(ctx context.Context, name, version string) (*index.Index, error) {
+// buildFull builds the full index and stores it; it publishes it here
+// when the local cache keeps it (keepsLocal), else serves it from the
+// stored form just saved. An index the store failed to take is published
+// here whatever its size: no other copy of it exists.
+func (s *Searcher) buildFull(ctx context.Context, name, version string) (loaded, error) {
 	start := time.Now()
 	if err := s.builds.Acquire(ctx, 1); err != nil {
-		return nil, fmt.Errorf("waiting to index %s@%s: %w", name, version, err)
+		return loaded{}, fmt.Errorf("waiting to index %s@%s: %w", name, version, err)
 	}
 	files, spooled, err := s.sources(ctx, name, version)
 	var sp *spool
@@ -589,14 +651,73 @@ func (s *Searcher) buildFull(ctx context.Context, name, version string) (*index.
 		s.opt.Observe(time.Since(start), err)
 	}
 	if err != nil {
-		return nil, err
+		return loaded{}, err
 	}
 	defer sp.discard()
 	if err := s.save(ctx, name, version, sp, stats); err != nil {
 		// The index still serves this node; the next node builds its own.
 		s.log.Error("storing a built index", "package", name, "version", version, "err", err)
+	} else {
+		s.unusable.remove(key(name, version))
+		if !s.keepsLocal(sp.n) {
+			l, err := s.openSpooledStoredForm(sp)
+			if err == nil {
+				return l, nil
+			}
+			s.log.Warn("cannot serve a built index from its stored form; keeping its file", "package", name, "version", version, "err", err)
+		}
 	}
-	return s.publish(name, version, sp)
+	ix, err := s.publish(name, version, sp)
+	return loaded{ix: ix}, err
+}
+
+// keepsLocal reports whether the local cache keeps an index file of n
+// bytes: it has a directory, and n fits its whole bound. A larger one
+// would only evict everything else, then itself with the next version.
+func (s *Searcher) keepsLocal(n int64) bool {
+	return s.opt.Dir != "" && (s.opt.CacheBytes == 0 || n <= s.opt.CacheBytes)
+}
+
+// openSpooledStoredForm opens the stored form of the index in sp, which
+// this node just built and stored, as fetch opens one from the store.
+func (s *Searcher) openSpooledStoredForm(sp *spool) (loaded, error) {
+	ra, err := sp.readerAt()
+	if err != nil {
+		return loaded{}, err
+	}
+	r, n, err := index.StoredForm(ra, sp.n)
+	if err != nil {
+		return loaded{}, err
+	}
+	if err := s.holdable(n); err != nil {
+		return loaded{}, err
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return loaded{}, fmt.Errorf("reading the index spool: %w", err)
+	}
+	return s.openStoredForm(data)
+}
+
+// holdable refuses a stored form of n bytes larger than MaxOpenBytes,
+// which bounds the open indexes' memory together: held, it would close
+// every other index and still pass the bound.
+func (s *Searcher) holdable(n int64) error {
+	if s.opt.MaxOpenBytes > 0 && n > s.opt.MaxOpenBytes {
+		return fmt.Errorf("its stored form is %d bytes, more than max-open-index-bytes (%d) lets this node hold in memory; "+
+			"raise max-open-index-bytes, or index-cache-bytes so the index is kept as a local file", n, s.opt.MaxOpenBytes)
+	}
+	return nil
+}
+
+// openStoredForm opens data, a verified stored form, reading its text
+// through the text cache.
+func (s *Searcher) openStoredForm(data []byte) (loaded, error) {
+	ix, err := index.OpenStored(data, s.text)
+	if err != nil {
+		return loaded{}, err
+	}
+	return loaded{ix: ix, fromStore: true, size: int64(len(data))}, nil
 }
 
 // buildScan builds a scan index of files: text and tables, no postings.
@@ -640,43 +761,34 @@ func (e *TooLargeError) Error() string {
 
 func (e *TooLargeError) Unwrap() error { return index.ErrTooLarge }
 
-// fetch copies a stored index's chunks (the index without its text) to a
-// spool, then assembles the index file from it and the version's bodies,
-// which the store holds, and publishes it.
-func (s *Searcher) fetch(ctx context.Context, name, version string, rec store.IndexRecord) (*index.Index, error) {
-	stored := s.newSpool()
-	defer stored.discard()
+// fetch reads a stored index (the index without its text) into memory,
+// each chunk checked against its hash, and serves it from there
+// (openStoredForm): nothing is written to the local disk, and the text is
+// read body by body, as searches reach it, through the text cache.
+func (s *Searcher) fetch(ctx context.Context, name, version string, rec store.IndexRecord) (loaded, error) {
+	if rec.Size < 0 {
+		return loaded{}, fmt.Errorf("the stored index's record says %d bytes", rec.Size)
+	}
+	if err := s.holdable(rec.Size); err != nil {
+		return loaded{}, err
+	}
+	// Grown past 64 MiB only as chunks arrive: the record is not checked
+	// by a hash as the chunks are.
+	data := make([]byte, 0, min(rec.Size, 64<<20))
 	for _, h := range rec.Chunks {
-		b, err := s.st.Blob(ctx, h)
+		b, err := s.body(ctx, h)
 		if err != nil {
-			return nil, err
+			return loaded{}, fmt.Errorf("reading a chunk of the stored index: %w", err)
 		}
-		if _, err := stored.Write(b); err != nil {
-			return nil, err
+		if int64(len(data)+len(b)) > rec.Size {
+			return loaded{}, fmt.Errorf("the stored index's chunks pass the %d bytes its record says", rec.Size)
 		}
+		data = append(data, b...)
 	}
-	if stored.n != rec.Size {
-		return nil, fmt.Errorf("stored index is %d bytes, its record says %d", stored.n, rec.Size)
+	if int64(len(data)) != rec.Size {
+		return loaded{}, fmt.Errorf("the stored index is %d bytes, its record says %d", len(data), rec.Size)
 	}
-	ra, err := stored.readerAt()
-	if err != nil {
-		return nil, err
-	}
-	sp := s.newSpool()
-	defer sp.discard()
-	_, err = index.Assemble(sp, ra, stored.n, func(key string) ([]byte, error) {
-		var h store.Hash
-		if len(key) != len(h) {
-			return nil, fmt.Errorf("body key of %d bytes is not a store hash", len(key))
-		}
-		copy(h[:], key)
-		return s.st.Blob(ctx, h)
-	})
-	if err != nil {
-		return nil, err
-	}
-	stored.discard()
-	return s.publish(name, version, sp)
+	return s.openStoredForm(data)
 }
 
 // sources returns a committed version's files, and the bodies its fill
@@ -701,7 +813,7 @@ func (s *Searcher) build(ctx context.Context, name, version string, files []stor
 					return body, nil
 				}
 			}
-			body, err := s.st.Blob(ctx, f.Hash)
+			body, err := s.body(ctx, f.Hash)
 			if err != nil {
 				return nil, fmt.Errorf("reading %s of %s@%s to index it: %w", f.Path, name, version, err)
 			}
@@ -730,7 +842,7 @@ func (s *Searcher) build(ctx context.Context, name, version string, files []stor
 
 // save stores a built index as chunks plus its record. What is stored is
 // the index without its text (index.StoredForm): the text is a copy of the
-// bodies the store already holds, and fetch puts it back from them.
+// bodies the store already holds, which fetch's index reads as it needs.
 func (s *Searcher) save(ctx context.Context, name, version string, sp *spool, stats index.Stats) error {
 	ra, err := sp.readerAt()
 	if err != nil {
