@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // mapSource is a TextSource over docs held in memory, counting the calls
@@ -202,16 +203,28 @@ func TestOpenStoredCancelWhileReading(t *testing.T) {
 		t.Errorf("cancelled while reading: err %v, want context.Canceled", err)
 	}
 
-	lim := DefaultSearchLimits()
-	lim.Timeout = 1 // a nanosecond: the read's context is done at once
+	// The source waits for its context, which must end at the search's
+	// Timeout. A timeout that passes before the search reaches the source
+	// (a stalled machine) proves nothing, so the next is ten times longer.
+	var entered atomic.Bool
 	src.answer = func(bctx context.Context, _ string, _ []byte) ([]byte, error) {
+		entered.Store(true)
 		<-bctx.Done()
 		return nil, bctx.Err()
 	}
-	res, err := stored.Search(context.Background(), Query{Pattern: "useRouter"}, lim)
-	if err != nil || res.TruncatedBy != TruncTimeout {
-		t.Errorf("timeout while reading: %+v, %v; want a result truncated by the timeout", res, err)
+	for _, timeout := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond, 5 * time.Second} {
+		lim := DefaultSearchLimits()
+		lim.Timeout = timeout
+		res, err := stored.Search(context.Background(), Query{Pattern: "useRouter"}, lim)
+		if !entered.Load() {
+			continue
+		}
+		if err != nil || res.TruncatedBy != TruncTimeout {
+			t.Errorf("timeout while reading: %+v, %v; want a result truncated by the timeout", res, err)
+		}
+		return
 	}
+	t.Fatal("no search reached the source before its timeout")
 }
 
 // TestOpenStoredCloseWaitsForReads: Close does not return while a search
