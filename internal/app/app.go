@@ -157,6 +157,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// A miss the registry could not serve now leaves a durable job, so
 	// the version arrives when the registry recovers.
 	filler = warm.OnMiss(filler, a.Warm, log)
+	// Outermost, so that Close waits for the wrappers too: OnMiss queues
+	// into a.Warm, which Close closes after the fills have ended.
+	filler = core.Fills.Track(filler)
 	// The miss path (filler) reads the store itself; serving reads go
 	// through the cache.
 	// The read chain (explore's package comment): access → fallback →
@@ -240,22 +243,27 @@ func (a *App) EnsureIndex(ctx context.Context, name, version string) error {
 	return err
 }
 
-// Close stops the blob collector and the warm queue, then releases the searcher, Redis and the
-// store (Core.Close).
+// Close stops the blob collector, the warm queue's workers and the fills
+// in flight, then closes the warm queue and releases the searcher, Redis
+// and the store (Core.Close). Running jobs and fills share one shutdown
+// grace, then are cancelled: a fill outlives the request that started it,
+// and writes to the store and (warm.OnMiss) to the queue until it ends.
 func (a *App) Close() error {
 	var errs []error
 	if a.stopGC != nil {
 		a.stopGC()
 		<-a.gcDone
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.grace)
+	defer cancel()
+	if a.Warm != nil && a.warmStarted {
+		// Cancelled jobs run again later: a job may take minutes.
+		errs = append(errs, a.Warm.Stop(ctx))
+	}
+	// After the jobs, whose fills it would refuse; a fill cut short
+	// leaves its warm job in the queue, still open (warm.OnMiss).
+	a.core.Fills.Close(ctx)
 	if a.Warm != nil {
-		if a.warmStarted {
-			// Running jobs get the shutdown grace, then are cancelled (and
-			// run again later): a job may take minutes.
-			ctx, cancel := context.WithTimeout(context.Background(), a.grace)
-			errs = append(errs, a.Warm.Stop(ctx))
-			cancel()
-		}
 		errs = append(errs, a.Warm.Close())
 	}
 	return errors.Join(append(errs, a.core.Close())...)

@@ -38,6 +38,11 @@ type Core struct {
 	// embedded store (one process: single-flight suffices).
 	PGLock   *pglock.Locker
 	Searcher *search.Searcher
+	// Fills are the fills in flight of every chain built on
+	// FillOptions; Close ends them (waiting up to shutdown-timeout, then
+	// cancelling) before it closes the store they write to.
+	Fills *fill.Flights
+	grace time.Duration // cfg.ShutdownTimeout
 }
 
 // CoreOptions are what differs between the two binaries.
@@ -60,7 +65,7 @@ type CoreOptions struct {
 
 // OpenCore opens everything in Core; Close releases it.
 func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(string) string, opt CoreOptions) (*Core, error) {
-	c := &Core{}
+	c := &Core{Fills: fill.NewFlights(), grace: cfg.ShutdownTimeout}
 	var err error
 	if c.Store, err = openStore(ctx, cfg, opt.MinStoreConns); err != nil {
 		return nil, err
@@ -103,7 +108,7 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 }
 
 // FillOptions are the miss path's options from cfg: timeout, ingest
-// limits, and the cross-replica lock. The caller sets Index.
+// limits, the cross-replica lock, and Fills. The caller sets Index.
 //
 // With the Postgres store the lock is Redis then Postgres (fill.Pair: every
 // holder takes both, so a replica whose Redis breaker opened still waits
@@ -111,7 +116,7 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 // the embedded store, Redis alone when configured.
 func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
 	opt := cfg.Fill()
-	opt.Logger = log
+	opt.Logger, opt.Flights = log, c.Fills
 	switch {
 	case c.Lock != nil && c.PGLock != nil:
 		opt.Lock = fill.Pair(c.Lock, c.PGLock)
@@ -136,9 +141,14 @@ func (c *Core) LockStats() (redis func() redislock.Stats, pg func() pglock.Stats
 	return redis, pg
 }
 
-// Close releases the searcher (waiting for its builds, which use the
-// store), Redis, the Postgres fill lock and the store.
+// Close ends the fills in flight (Fills: shutdown-timeout for them to
+// finish, then cancelled), then releases the searcher (waiting for its
+// builds, which use the store), Redis, the Postgres fill lock and the
+// store.
 func (c *Core) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.grace)
+	c.Fills.Close(ctx)
+	cancel()
 	var errs []error
 	if c.Searcher != nil {
 		errs = append(errs, c.Searcher.Close())

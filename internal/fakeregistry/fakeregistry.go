@@ -45,6 +45,7 @@ type Registry struct {
 	failures  map[string]failure
 	raw       map[string][]byte
 	holds     map[string]*hold
+	tarHolds  map[string]*hold // HoldTarballs
 	allHolds  []*hold
 	packReqs  map[string]int
 	versReqs  map[string]int           // name + "@" + version
@@ -99,6 +100,7 @@ func New(t testing.TB) *Registry {
 		failures:  map[string]failure{},
 		raw:       map[string][]byte{},
 		holds:     map[string]*hold{},
+		tarHolds:  map[string]*hold{},
 		packReqs:  map[string]int{},
 		versReqs:  map[string]int{},
 		downloads: map[string]int{},
@@ -395,10 +397,33 @@ func (r *Registry) Arrived(name string) <-chan struct{} {
 	return a
 }
 
+// HoldTarballs makes requests for name's tarballs (not its packument or
+// manifests, so a fill gets as far as its download) block until release
+// is called, or until their client gives up; arrived is closed once the
+// first of them blocks.
+func (r *Registry) HoldTarballs(name string) (arrived <-chan struct{}, release func()) {
+	h := &hold{ch: make(chan struct{}), arrived: make(chan struct{})}
+	r.mu.Lock()
+	r.tarHolds[name] = h
+	r.allHolds = append(r.allHolds, h)
+	r.mu.Unlock()
+	return h.arrived, func() {
+		r.mu.Lock()
+		if r.tarHolds[name] == h {
+			delete(r.tarHolds, name)
+		}
+		r.mu.Unlock()
+		h.release()
+	}
+}
+
 // hold is one Hold: a channel closed once on release.
 type hold struct {
 	ch   chan struct{}
 	once sync.Once
+	// arrived, when set, is closed once a request blocks on the hold.
+	arrived     chan struct{}
+	arrivedOnce sync.Once
 }
 
 func (h *hold) release() { h.once.Do(func() { close(h.ch) }) }
@@ -433,6 +458,9 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		r.packReqs[name]++
 	}
 	h := r.holds[name]
+	if th := r.tarHolds[name]; th != nil && isTarball && h == nil {
+		h = th
+	}
 	if a, ok := r.arrived[name]; ok {
 		close(a)
 		delete(r.arrived, name)
@@ -440,6 +468,9 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 
 	if h != nil {
+		if h.arrived != nil {
+			h.arrivedOnce.Do(func() { close(h.arrived) })
+		}
 		select {
 		case <-h.ch:
 		case <-req.Context().Done():

@@ -184,6 +184,32 @@ func TestHoldBlocksUntilRelease(t *testing.T) {
 	}
 }
 
+// TestHoldTarballsHoldsOnlyTarballs: the packument and the manifest answer
+// while the tarball waits for release.
+func TestHoldTarballsHoldsOnlyTarballs(t *testing.T) {
+	r := New(t)
+	r.Publish("p", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "1"}))
+	arrived, release := r.HoldTarballs("p")
+	for _, path := range []string{"p", "p/1.0.0"} {
+		if code := status(r.URL() + path); code != http.StatusOK {
+			t.Errorf("%s while tarballs are held: status %d", path, code)
+		}
+	}
+	tarball := packument(t, r, "p").Versions["1.0.0"].Dist.Tarball
+	done := make(chan int)
+	go func() { done <- status(tarball) }()
+	<-arrived
+	select {
+	case code := <-done:
+		t.Fatalf("tarball request finished (%d) while held", code)
+	default:
+	}
+	release()
+	if code := <-done; code != http.StatusOK {
+		t.Errorf("tarball after release: status %d", code)
+	}
+}
+
 func TestCleanupReleasesForgottenHolds(t *testing.T) {
 	// A subtest's registry is closed at the subtest's end even though a
 	// request is still held: this test finishing at all is the check.

@@ -24,6 +24,10 @@
 // after the single-flight, so a caller joining a fill already running
 // never takes a slot, and before the lock, so a waiting fill holds no
 // lock (in Postgres, a connection).
+//
+// The single-flight runs a fill detached from its callers, under the
+// process's Flights (Options.Flights; flights.go), which shutdown closes
+// before the store: fills in flight get its patience, then are cancelled.
 package fill
 
 import (
@@ -121,6 +125,10 @@ type Options struct {
 	// itself, so a warmed version is indexed when the job ends. When it
 	// is also a Spooler, the fetch passes it the bodies it stores.
 	Index Indexer
+	// Flights, when set, tracks the fills in flight, so that shutdown
+	// ends them before it closes the store (Flights.Close); one Flights
+	// serves every chain of a process. Nil leaves them untracked.
+	Flights *Flights
 }
 
 // New wires the miss path over st and reg.
@@ -140,7 +148,7 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 	if opt.Slots != nil {
 		f = slotted(opt.Slots, f)
 	}
-	f = &singleFlight{next: f, timeout: opt.Timeout}
+	f = &singleFlight{next: f, timeout: opt.Timeout, flights: opt.Flights}
 	f = rememberFailures(f, opt.FailedRetryAfter)
 	return storeHit(st, f)
 }
@@ -234,18 +242,20 @@ func indexAfter(next Filler, ix Indexer) Filler {
 	})
 }
 
-// singleFlight joins concurrent fills of one version into one.
+// singleFlight joins concurrent fills of one version into one, which runs
+// detached from its callers, under flights (Flights.run).
 type singleFlight struct {
 	g       singleflight.Group
 	next    Filler
 	timeout time.Duration
+	flights *Flights
 }
 
 func (s *singleFlight) Fill(ctx context.Context, name, version string) error {
 	ch := s.g.DoChan(name+"@"+version, func() (any, error) {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-		defer cancel()
-		return nil, s.next.Fill(fctx, name, version)
+		return nil, s.flights.run(ctx, s.timeout, name, version, func(fctx context.Context) error {
+			return s.next.Fill(fctx, name, version)
+		})
 	})
 	select {
 	case r := <-ch:

@@ -18,7 +18,9 @@ import (
 // max-fill-waiters): its caller was told when to retry, and queueing
 // every refusal would turn a stampede of misses into a queue full of
 // them (max-warm-queue) that crowds out warm requests. Enqueue errors
-// are logged, never returned: the caller's error is the fill's.
+// are logged, never returned: the caller's error is the fill's. A fill
+// cut short by shutdown (fill.ErrShutdown) is still wanted, so it leaves
+// a job: app.App.Close ends fills before it closes the queue.
 func OnMiss(next fill.Filler, e Enqueuer, log *slog.Logger) fill.Filler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

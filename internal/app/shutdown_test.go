@@ -1,0 +1,92 @@
+package app
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/pgtest"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
+)
+
+// TestCloseEndsFillsInFlight: a fill a request started, still downloading
+// when the app closes, is cancelled once the shutdown grace passed, before
+// Close closes the store and the warm queue it writes to: the request is
+// answered 503 saying the mirror is shutting down, nothing logs an error
+// about a closed queue or store, and no goroutine outlives the test. Not
+// parallel: goleak sees every goroutine.
+func TestCloseEndsFillsInFlight(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, kind := range []storeKind{embedded, pg} {
+		t.Run(string(kind), func(t *testing.T) {
+			reg := fakeregistry.New(t)
+			reg.Publish("slow", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"}))
+			arrived, release := reg.HoldTarballs("slow")
+			defer release()
+			cfg := config.Default()
+			cfg.DataDir, cfg.ProjectDir = t.TempDir(), t.TempDir()
+			if kind == pg {
+				cfg.DatabaseURL = pgtest.URL(t)
+			}
+			// The held download never ends by itself: Close waits this
+			// long for it, then cancels it.
+			cfg.ShutdownTimeout = time.Millisecond
+			// Were Close to leave the fill running, it would end here.
+			cfg.FillTimeout = 10 * time.Second
+			logs := &syncBuffer{}
+			env := reg.Env()
+			a, err := New(t.Context(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(a.Handler())
+			defer srv.Close()
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			type answer struct {
+				status int
+				body   string
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/v1/npm/slow@1.0.0/index.js")
+				if err != nil {
+					answered <- answer{body: err.Error()}
+					return
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				answered <- answer{resp.StatusCode, string(b)}
+			}()
+			<-arrived // the fill is downloading
+			if err := a.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			// Answered once the fill ended: at once, as Close cancelled
+			// it. (Before, the fill went on until fill-timeout, then
+			// failed into the closed store and queue.)
+			if got := <-answered; got.status != http.StatusServiceUnavailable || !strings.Contains(got.body, "shutting down") {
+				t.Errorf("the request whose fill was cancelled: %d %s, want 503 saying the mirror is shutting down", got.status, got.body)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+				var r struct{ Level, Msg string }
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				// The 503 is logged as a failed request, once.
+				if r.Level == "ERROR" && r.Msg != "request failed" {
+					t.Errorf("logged: %s", line)
+				}
+			}
+		})
+	}
+}
