@@ -288,13 +288,16 @@ func TestMetricsSeries(t *testing.T) {
 	m.do("GET", "/v1/npm/lib@1.0.0/index.js", "", "")
 	// The first grep was answered from a scan index while the full one
 	// builds behind it: join that build, whose metric is checked below.
-	// The first answers may also come before the store's commit (from the
-	// verified download), which ends the fill its metric counts:
-	// EnsureIndex waits for that too.
 	for _, name := range []string{"big", "lib"} {
 		if err := m.app.EnsureIndex(t.Context(), name, "1.0.0"); err != nil {
 			t.Fatalf("the full index build of %s: %v", name, err)
 		}
+	}
+	// The first answers may also come before the store's commit (from the
+	// verified download); the fill's metric is recorded once the whole
+	// fill returned, after the commit EnsureIndex waits for: wait for it.
+	if err := m.app.core.Fills.Wait(t.Context()); err != nil {
+		t.Fatalf("waiting for the fills to end: %v", err)
 	}
 	rec := m.do("GET", "/metrics", goodToken, "")
 	if rec.Code != 200 {
