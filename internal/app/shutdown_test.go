@@ -16,14 +16,15 @@ import (
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 	"github.com/pkgscope/pkgscope/internal/pgtest"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
 // TestCloseEndsFillsInFlight: a fill a request started, still downloading
 // when the app closes, is cancelled once the shutdown grace passed, before
 // Close closes the store and the warm queue it writes to: the request is
-// answered 503 saying the mirror is shutting down, nothing logs an error
-// about a closed queue or store, and no goroutine outlives the test. Not
-// parallel: goleak sees every goroutine.
+// answered 503 saying the mirror is shutting down, its warm job is in the
+// queue, nothing logs an error about a closed queue or store, and no
+// goroutine outlives the test. Not parallel: goleak sees every goroutine.
 func TestCloseEndsFillsInFlight(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	for _, kind := range []storeKind{embedded, pg} {
@@ -76,6 +77,21 @@ func TestCloseEndsFillsInFlight(t *testing.T) {
 			// failed into the closed store and queue.)
 			if got := <-answered; got.status != http.StatusServiceUnavailable || !strings.Contains(got.body, "shutting down") {
 				t.Errorf("the request whose fill was cancelled: %d %s, want 503 saying the mirror is shutting down", got.status, got.body)
+			}
+			// The version is still wanted: its warm job went into the
+			// queue while it was open, for the next start.
+			st, err := openStore(t.Context(), cfg, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			q, err := warm.Open(t.Context(), st, warm.Deps{}, warm.DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			if n, err := q.Depth(t.Context()); n != 1 || err != nil {
+				t.Errorf("warm jobs queued after Close: %d, %v; want the cancelled fill's", n, err)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 				var r struct{ Level, Msg string }
