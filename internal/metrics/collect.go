@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -108,8 +109,11 @@ func (rc *rateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // WatchQueue exposes the warm queue's depth (jobs not yet finished), asked
-// of depth at each scrape with a 2s timeout; a failed query leaves the
-// gauge out of that scrape and is reported as a scrape error. The mirror
+// of depth at each scrape with a 2s timeout. A failed query leaves the
+// gauge out of that scrape (absent, never a 0 that reads as "empty") and
+// counts in pkgscope_warm_queue_depth_errors_total; the rest of the scrape
+// is served, since failing all of it (as an invalid metric does) blanked
+// every series of the replica exactly while its database was down. The mirror
 // wires it once its process holds a warm queue (internal/warm); until then
 // the gauge is absent.
 func (m *Metrics) WatchQueue(depth QueueDepth) {
@@ -121,22 +125,33 @@ func (m *Metrics) WatchQueue(depth QueueDepth) {
 // QueueDepth returns the number of queued or running jobs.
 type QueueDepth func(ctx context.Context) (int, error)
 
-var queueDesc = prometheus.NewDesc("pkgscope_warm_queue_depth",
-	"Warm jobs queued or running.", nil, nil)
+var (
+	queueDesc = prometheus.NewDesc("pkgscope_warm_queue_depth",
+		"Warm jobs queued or running.", nil, nil)
+	queueErrorsDesc = prometheus.NewDesc("pkgscope_warm_queue_depth_errors_total",
+		"Scrapes whose warm queue depth query failed (the depth is then absent).", nil, nil)
+)
 
-type queueCollector struct{ depth QueueDepth }
+type queueCollector struct {
+	depth  QueueDepth
+	errors atomic.Int64
+}
 
-func (qc *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDesc }
+func (qc *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueDesc
+	ch <- queueErrorsDesc
+}
 
 func (qc *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), queueTimeout)
 	defer cancel()
 	n, err := qc.depth(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(queueDesc, err)
-		return
+		qc.errors.Add(1)
+	} else {
+		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n))
 	}
-	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(queueErrorsDesc, prometheus.CounterValue, float64(qc.errors.Load()))
 }
 
 // WatchFillLocks exposes the cross-replica fill locks' counters, read at

@@ -185,13 +185,16 @@ func TestScrapeTimeCollectors(t *testing.T) {
 		`pkgscope_ratelimit_requests_total{result="limited"} 1`,
 		`pkgscope_warm_queue_depth 7`,
 	)
-	// A failing queue query fails the scrape loudly rather than showing 0.
+	// A failing queue query leaves the depth out (not a 0 that reads as
+	// an empty queue) and counts; every other series is still served.
 	depthErr = errors.New("db down")
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	if rec.Code != http.StatusInternalServerError || strings.Contains(rec.Body.String(), "pkgscope_warm_queue_depth 7") {
-		t.Errorf("failed queue query: %d", rec.Code)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || strings.Contains(body, "pkgscope_warm_queue_depth ") {
+		t.Errorf("failed queue query: %d, depth still shown:\n%s", rec.Code, body)
 	}
+	hasSeries(t, body, `pkgscope_warm_queue_depth_errors_total 1`, `pkgscope_cache_local_bytes 4096`, `pkgscope_ratelimit_requests_total{result="limited"} 1`)
 }
 
 // TestFillLockCounters: each wired lock's counters under its lock label;
