@@ -70,6 +70,10 @@ type App struct {
 	// and /mcp answer; `mirror mcp` serves it over stdio).
 	Explorer explore.Explorer
 	grace    time.Duration // cfg.ShutdownTimeout, for Close
+	// closeBy, set by Serve when shutdown begins, is when Close must be
+	// done: the requests in flight, the warm jobs and the fills share one
+	// shutdown-timeout rather than each taking all of it.
+	closeBy time.Time
 	// stopGC ends the blob collector's schedule (blobgc.Run); Close
 	// waits for its pass in flight on gcDone before closing the store.
 	stopGC   context.CancelFunc
@@ -254,7 +258,11 @@ func (a *App) Close() error {
 		a.stopGC()
 		<-a.gcDone
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.grace)
+	by := a.closeBy
+	if by.IsZero() {
+		by = time.Now().Add(a.grace)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), by)
 	defer cancel()
 	if a.Warm != nil && a.warmStarted {
 		// Cancelled jobs run again later: a job may take minutes.
@@ -269,8 +277,9 @@ func (a *App) Close() error {
 	return errors.Join(append(errs, a.core.Close())...)
 }
 
-// Serve runs the mirror until ctx is done, then shuts down gracefully,
-// giving in-flight requests cfg.ShutdownTimeout.
+// Serve runs the mirror until ctx is done, then shuts down gracefully
+// within cfg.ShutdownTimeout: the requests in flight, then (Close) the
+// warm jobs and the fills still running share it.
 func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = loopbackURL(cfg.Addr)
@@ -315,7 +324,8 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", cfg.ShutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	a.closeBy = time.Now().Add(cfg.ShutdownTimeout)
+	sctx, cancel := context.WithDeadline(context.Background(), a.closeBy)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutting down: %w", err)

@@ -106,3 +106,54 @@ func TestCloseEndsFillsInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownIsOneDeadline: Close keeps the deadline Serve set when the
+// shutdown began (closeBy) instead of giving the fills a whole
+// shutdown-timeout of their own after the requests took theirs, which
+// let a shutdown take twice the setting, past compose's grace before
+// SIGKILL. Here the setting is an hour and the deadline already passed:
+// the held fill is cancelled at once.
+func TestShutdownIsOneDeadline(t *testing.T) {
+	reg := fakeregistry.New(t)
+	reg.Publish("slow", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"}))
+	arrived, release := reg.HoldTarballs("slow")
+	defer release()
+	cfg := config.Default()
+	cfg.DataDir, cfg.ProjectDir = t.TempDir(), t.TempDir()
+	cfg.ShutdownTimeout = time.Hour
+	env := reg.Env()
+	a, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/v1/npm/slow@1.0.0/index.js")
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	<-arrived
+	a.closeBy = time.Now() // what Serve sets; the requests spent it all
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(time.Minute): // a liveness bound, not a speed: without closeBy, Close waits the hour
+		release()
+		t.Fatal("Close waited for the fill past the shutdown's deadline")
+	}
+	if got := <-answered; got != http.StatusServiceUnavailable {
+		t.Errorf("the request whose fill was cancelled: %d, want 503", got)
+	}
+}
