@@ -3,9 +3,12 @@
 // and runs queries on it.
 //
 // Indexes are built once per version (after ingest, or on the first grep
-// of a version that has none), stored in the store as chunked blobs so any
-// node can fetch them, and cached on the node's local disk, where they are
-// memory-mapped: a warm grep touches no database. A local file is published
+// of a version that has none) and stored in the store as chunked blobs,
+// without their text, so any node can fetch them. A node keeps small ones
+// on its local disk, memory-mapped; any other it serves from the stored
+// form held in memory, reading the text of the files a search reaches
+// through a bounded, verified cache of bodies (textcache.go): a warm grep
+// touches no database unless that cache misses. A local file is published
 // atomically (written under a temporary name, opened and checked, then
 // renamed), and when the local disk cannot take it (full, read-only) the
 // index is kept in memory instead, so grep degrades but does not fail.
@@ -75,6 +78,16 @@ type Options struct {
 	// whose file is not there is served from its stored form and the
 	// text cache (textcache.go), and so is a built index larger than the
 	// whole bound, once stored: it is never written here.
+	//
+	// Default 32 MiB, so the files kept are small packages' (the 406 of a
+	// midsize app average 0.56 MB) and the indexes of large ones are
+	// served stored: a local file holds a copy of its version's text,
+	// and ten lucide-react versions each kept as one took 394 MiB beside
+	// the store's 68 MiB (13.4x one version; 2.0x with none kept). A
+	// warm grep from the stored form with its text cached costs about
+	// what one from the file does (docs/BENCHMARKS.md); a text-cache
+	// miss costs a store read, a round trip for replicas on Postgres,
+	// which may set a larger cache.
 	CacheBytes int64
 	// TextCacheBytes bounds the memory of the text cache: the bodies
 	// read for indexes served from their stored form (textcache.go). 0
@@ -107,7 +120,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults for dir.
 func DefaultOptions(dir string) Options {
-	return Options{Dir: dir, MaxOpen: 4096, MaxOpenBytes: 1 << 30, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 10 << 30, ScanFirst: true,
+	return Options{Dir: dir, MaxOpen: 4096, MaxOpenBytes: 1 << 30, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 32 << 20, ScanFirst: true,
 		TextCacheBytes: 256 << 20,
 		SpoolBytes:     1 << 30, Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
 }
@@ -873,7 +886,11 @@ func (s *Searcher) save(ctx context.Context, name, version string, sp *spool, st
 			return fmt.Errorf("reading the index spool: %w", err)
 		}
 	}
-	return s.st.PutIndex(ctx, name, version, rec)
+	if err := s.st.PutIndex(ctx, name, version, rec); err != nil {
+		return err
+	}
+	s.log.Info("index stored", "package", name, "version", version, "stored_bytes", rec.Size, "chunks", len(rec.Chunks))
+	return nil
 }
 
 // publish opens the spooled index: renamed into the local cache when the

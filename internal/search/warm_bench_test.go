@@ -67,6 +67,7 @@ func BenchmarkWarmGrep(b *testing.B) {
 			// The medians are reported, in ms.
 			b.Run(c.name+"/"+p, func(b *testing.B) {
 				var file, stored, cold, rg timings
+				coldTimeouts := 0
 				for i := range b.N {
 					if i%2 == 0 {
 						file.self(func() { benchGrep(b, local, c.name, c.version, q, false) })
@@ -80,7 +81,14 @@ func BenchmarkWarmGrep(b *testing.B) {
 						b.Fatal(err)
 					}
 					cold.self(func() {
-						if got := benchGrep(b, s, c.name, c.version, q, true); !slices.Equal(got, want) {
+						// A cold grep reaching most of a large version's
+						// text (next's Sync regexp) can pass the grep
+						// timeout on a loaded machine: it then says so,
+						// and is counted, not failed.
+						res := benchSearch(b, s, c.name, c.version, q, true)
+						if got := matchLines(res); res.TruncatedBy == index.TruncTimeout {
+							coldTimeouts++
+						} else if !slices.Equal(got, want) {
 							b.Fatalf("cold: %d matches, want %d", len(got), len(want))
 						}
 					})
@@ -107,6 +115,7 @@ func BenchmarkWarmGrep(b *testing.B) {
 				b.ReportMetric(f[0]/r[0], "file/rg")
 				b.ReportMetric(sf[0]/r[0], "stored/rg")
 				b.ReportMetric(cf[0]/r[0], "cold/rg")
+				b.ReportMetric(float64(coldTimeouts), "cold-timeouts")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
@@ -160,6 +169,10 @@ func benchSearcher(b *testing.B, st Store, cacheBytes int64) *Searcher {
 // benchGrep greps and returns the matches, checking where the index was
 // served from.
 func benchGrep(b *testing.B, s *Searcher, name, version string, q index.Query, fromStore bool) []string {
+	return matchLines(benchSearch(b, s, name, version, q, fromStore))
+}
+
+func benchSearch(b *testing.B, s *Searcher, name, version string, q index.Query, fromStore bool) index.Result {
 	e, err := s.acquire(b.Context(), name, version)
 	if err != nil {
 		b.Fatal(err)
@@ -172,6 +185,10 @@ func benchGrep(b *testing.B, s *Searcher, name, version string, q index.Query, f
 	if err != nil {
 		b.Fatal(err)
 	}
+	return res
+}
+
+func matchLines(res index.Result) []string {
 	out := make([]string, len(res.Matches))
 	for i, m := range res.Matches {
 		out[i] = m.File + ":" + m.Text
