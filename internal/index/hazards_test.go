@@ -64,7 +64,7 @@ func TestMinifiedBundle(t *testing.T) {
 
 // TestHugeJSONLine: a 20 MB JSON document on one line (like
 // @mdn/browser-compat-data, 99.9% skipped by codesearch) is covered.
-func TestHugeJSONLine(t *testing.T) { inBothForms(t, testHugeJSONLine) }
+func TestHugeJSONLine(t *testing.T) { inBothFormsUnlessRace(t, testHugeJSONLine) }
 
 func testHugeJSONLine(t *testing.T, build builder) {
 	var b bytes.Buffer

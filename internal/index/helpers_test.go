@@ -58,6 +58,20 @@ func inBothForms(t *testing.T, test func(*testing.T, builder)) {
 	t.Run("stored", func(t *testing.T) { test(t, buildStored) })
 }
 
+// inBothFormsUnlessRace is inBothForms for a test that runs for minutes
+// under -race: there it runs on the full file only. A search runs in one
+// goroutine, so the race detector finds nothing more in the stored form's
+// (TestConcurrentSearchAndClose and TestOpenStoredCloseWaitsForReads race
+// it), and the package's -race run stays under go test's 10-minute
+// default (671 s at load 9 with every test in both forms).
+func inBothFormsUnlessRace(t *testing.T, test func(*testing.T, builder)) {
+	if !race.Enabled {
+		inBothForms(t, test)
+		return
+	}
+	t.Run("full", func(t *testing.T) { test(t, buildBytes) })
+}
+
 // buildFile builds an index of docs on disk with BuildFile and opens it
 // with Open (the mmap path).
 func buildFile(t testing.TB, docs []Doc, lim BuildLimits) *Index {
