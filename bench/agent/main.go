@@ -51,7 +51,7 @@ var calls = []call{
 	{"mistake: a version past its major's last", `{"action":"list","packageName":"react","version":"18.9.0"}`, `the highest 18\.x is 18\.\d+\.\d+`},
 	{"mistake: glob a source path", `{"action":"glob","packageName":"next","version":"16.4.6","patterns":["src/**/navigation.ts"]}`, `dist/client/components/navigation\.d\.ts`},
 	{"mistake: grep for a name it does not have", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"UnicornIcon"}`, `caseInsensitive: true`},
-	{"mistake: grep with the wrong case", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"createlucideicon"}`, `with caseInsensitive: true it matches (at least )?\d+ lines`},
+	{"mistake: grep with the wrong case", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"createlucideicon"}`, `with caseInsensitive: true it matches in (at least )?\d+ files`},
 }
 
 func main() {

@@ -168,13 +168,13 @@ func TestCorrections(t *testing.T) {
 			{explore.Request{Pattern: "12345"}, []string{"no match in 7 files: ", "Try a shorter part"}, []string{"caseInsensitive"}},
 			// A widening that matches is the correction itself.
 			{explore.Request{Pattern: "usething"},
-				[]string{"no match in 7 files as asked; with caseInsensitive: true it matches 4 lines in 4 files (first dist/paged.d.ts)"},
+				[]string{"no match in 7 files as asked; with caseInsensitive: true it matches in 4 files (first dist/paged.d.ts)"},
 				[]string{"Try", "may not exist"}},
 			{explore.Request{Pattern: "useThing", Include: []string{"*.json"}},
-				[]string{"no match in 1 file as asked; without include/exclude (they selected 1 of the 7 files) it matches 4 lines in 4 files (first dist/paged.d.ts)"},
+				[]string{"no match in 1 file as asked; without include/exclude (they selected 1 of the 7 files) it matches in 4 files (first dist/paged.d.ts)"},
 				[]string{"caseInsensitive", "Try"}},
 			{explore.Request{Pattern: "use", WholeWord: true, CaseInsensitive: true},
-				[]string{"as asked; without wholeWord it matches 4 lines in 4 files (first dist/paged.d.ts)"},
+				[]string{"as asked; without wholeWord it matches in 4 files (first dist/paged.d.ts)"},
 				[]string{"Try"}},
 		} {
 			r := tc.r
@@ -198,6 +198,19 @@ func TestCorrections(t *testing.T) {
 		r.Pattern = "useThing"
 		if res, err := svc.Grep(ctx, r); err != nil || len(res.Matches) == 0 || len(res.Notes) != 0 {
 			t.Errorf("grep useThing = %+v, %v; want matches and no note", res, err)
+		}
+	})
+
+	t.Run("a widening that matches everywhere stops at widenFiles", func(t *testing.T) {
+		files := map[string]string{"package.json": `{"name":"paged"}`}
+		for i := range 25 {
+			files[fmt.Sprintf("lib/m%02d.js", i)] = "export const useThing = 1;\n"
+		}
+		r := explore.Request{Action: "grep", PackageName: "paged", Pattern: "usething"}
+		res, err := newService(t, files).Grep(ctx, r)
+		want := "no match in 26 files as asked; with caseInsensitive: true it matches in at least 20 files (first lib/m00.js)"
+		if err != nil || len(res.Notes) != 1 || res.Notes[0] != want {
+			t.Errorf("grep usething = %+v, %v; want the note %q", res, err, want)
 		}
 	})
 

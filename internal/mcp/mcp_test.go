@@ -363,7 +363,7 @@ func TestGrepNoMatchSaysWhatToTry(t *testing.T) {
 		{`{"pattern":"UnicornIcon"}`, "(nor with caseInsensitive: true): the name may not exist in this version. Try a shorter part of the name; or list/glob", "without include"},
 		{`{"pattern":"UnicornIcon","caseInsensitive":true,"wholeWord":true,"include":"*.js"}`,
 			"(nor without wholeWord, nor without include/exclude): the name may not exist in this version. Try a shorter part", "caseInsensitive: true"},
-		{`{"pattern":"Food"}`, "[note: no match in 3 files as asked; with caseInsensitive: true it matches 1 line in 1 file (first b.md)]", "may not exist"},
+		{`{"pattern":"Food"}`, "[note: no match in 3 files as asked; with caseInsensitive: true it matches in 1 file (first b.md)]", "may not exist"},
 	} {
 		res := call(t, cs, `{"action":"grep","packageName":"grepme",`+tc.args[1:])
 		got := text(res)
