@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -337,73 +336,4 @@ func TestSpooledBodyFailingItsChecksumIsNeverStored(t *testing.T) {
 	if _, err := st.Files(t.Context(), "p", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the version was committed: %v", err)
 	}
-}
-
-// gatedWrites is a store whose PutBlobs, from the first call on, waits
-// until open is closed: a fill's commit stays in the early window.
-type gatedWrites struct {
-	store.Store
-	entered chan struct{} // closed at the first PutBlobs
-	open    chan struct{}
-	once    sync.Once
-}
-
-func (g *gatedWrites) PutBlobs(ctx context.Context, blobs []store.Blob) error {
-	g.once.Do(func() { close(g.entered) })
-	select {
-	case <-g.open:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return g.Store.PutBlobs(ctx, blobs)
-}
-
-// TestFirstSearchOfAnOfferHoldsTheStoresWrites: the first grep of a
-// version offered before its commit (the one an agent waits for) keeps
-// the store's writes from the spool paused through its search, not only
-// while its scan index is built; a later grep does not, so a stream of
-// greps cannot starve the commit.
-func TestFirstSearchOfAnOfferHoldsTheStoresWrites(t *testing.T) {
-	st := newStore(t)
-	s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
-	g := &gatedWrites{Store: st, entered: make(chan struct{}), open: make(chan struct{})}
-	w, done := s.Spool(g, "p", "1.0.0")
-	committed := make(chan error, 1)
-	go func() { committed <- publishThrough(t, w, "p", "1.0.0", spoolFiles()) }()
-	<-g.entered // verified and offered; the store's first write waits
-	held := func() int {
-		s.mu.Lock()
-		e := s.open[key("p", "1.0.0")]
-		s.mu.Unlock()
-		if e == nil || e.early == nil {
-			t.Error("the grep is not answered from the offered spool")
-			return -1
-		}
-		e.early.b.holds.mu.Lock()
-		defer e.early.b.holds.mu.Unlock()
-		return e.early.b.holds.n
-	}
-	for i, want := range []string{"held", "not held"} {
-		var readings []int // the holds on the spool's writes, per file searched
-		q := index.Query{Pattern: `needle_7_99\(`, Filter: func(string) bool {
-			readings = append(readings, held())
-			return true
-		}}
-		res, err := s.Search(t.Context(), "p", "1.0.0", q)
-		if err != nil || len(res.Matches) != 1 {
-			t.Fatalf("grep %d in the early window: %+v, %v", i+1, res, err)
-		}
-		for _, n := range readings {
-			if (n > 0) != (want == "held") {
-				t.Errorf("grep %d: the store's writes had %d holds during the search (%v), want them %s", i+1, n, readings, want)
-				break
-			}
-		}
-	}
-	close(g.open)
-	if err := <-committed; err != nil {
-		t.Fatal(err)
-	}
-	done()
-	s.bg.Wait()
 }

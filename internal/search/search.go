@@ -185,12 +185,10 @@ type entry struct {
 	fromStore bool
 	// early, for a scan index built from a version offered before its
 	// commit (early.go), is that offer: if the store fails, it is closed.
-	early *verified
-	// searched is set by the first search of the entry (Search).
-	searched atomic.Bool
-	refs     int
-	evicted  bool
-	elem     *list.Element
+	early   *verified
+	refs    int
+	evicted bool
+	elem    *list.Element
 }
 
 // New returns a Searcher; it creates opt.Dir if needed.
@@ -276,18 +274,6 @@ func (s *Searcher) Search(ctx context.Context, name, version string, q index.Que
 		return index.Result{}, err
 	}
 	defer s.release(e)
-	if v := e.early; v != nil && !e.searched.Swap(true) {
-		// The first grep of a version offered before its commit is the
-		// one an agent is waiting for: the store's writes from its spool,
-		// paused while load built the scan index, wait for this search
-		// too. With them paused only for the build, the mirror's CPU
-		// until lucide-react's first grep was answered was 0.37-0.52 s,
-		// with them held off a second 0.28-0.32 s (bench/cold, issue 15;
-		// the anchor's fast mode is 0.34-0.44 s). Later searches do not
-		// hold them: a stream of greps must not starve the commit.
-		v.b.hold()
-		defer v.b.release()
-	}
 	res, err := e.ix.Search(ctx, q, s.opt.Search)
 	if err != nil && e.fromStore && errors.Is(err, index.ErrCorrupt) {
 		s.discardStored(e, name, version, err)
