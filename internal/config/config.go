@@ -225,7 +225,11 @@ type Config struct {
 	// from them, and from which a cold version's first answers come once
 	// its download is verified (search.Options.SpoolBytes; 0: builds
 	// read the store, and those answers wait for the commit).
-	IndexSpoolBytes                                     int64
+	IndexSpoolBytes int64
+	// IndexSpoolWriteBytes bounds the spooled bodies read back into
+	// memory to be written to the store, all fills together
+	// (search.Options.WriteBackBytes).
+	IndexSpoolWriteBytes                                int64
 	MaxGrepPatternBytes, DefaultMaxMatches, MaxMatches  int
 	MaxContextLines, MaxGrepOutputBytes, GrepLineWindow int
 	GrepWindowsPerLine, GrepLineMatchesCounted          int
@@ -441,6 +445,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.IndexSpoolBytes, "index-spool-bytes", "disk in the index cache that fresh ingests' bodies take until their index is built from them; a cold version's first answers come from there once its download is verified (0: builds read the store, cold answers wait for the commit)")
 	b.Bytes(&c.MaxIndexBytes, "max-index-bytes", "largest search index of one version (over it, grep of that version is refused; list and read still work)")
 	b.Bytes(&c.IndexCacheBytes, "index-cache-bytes", "local search index cache size; least recently used indexes are removed past it, and an index larger than it is served from the store's copy instead (0: no bound)")
+	b.Bytes(&c.IndexSpoolWriteBytes, "index-spool-write-bytes", "memory for spooled bodies being written to the store, all fills together; a body larger than it is written alone")
 	b.Bytes(&c.IndexTextCacheBytes, "index-text-cache-bytes", "memory for the file text read by greps of indexes served from the store's copy (0: read the store every time)")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
 	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines a grep returns when maxMatches is not given")
@@ -577,6 +582,9 @@ func (c Config) Validate() error {
 	}
 	if c.IndexCacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("index-cache-bytes must not be negative, got %d", c.IndexCacheBytes))
+	}
+	if c.IndexSpoolWriteBytes <= 0 {
+		errs = append(errs, fmt.Errorf("index-spool-write-bytes must be positive, got %d", c.IndexSpoolWriteBytes))
 	}
 	if c.IndexTextCacheBytes < 0 {
 		errs = append(errs, fmt.Errorf("index-text-cache-bytes must not be negative, got %d", c.IndexTextCacheBytes))

@@ -129,6 +129,7 @@ func Default() Config {
 		IndexCacheBytes:        so.CacheBytes,
 		IndexTextCacheBytes:    so.TextCacheBytes,
 		IndexSpoolBytes:        so.SpoolBytes,
+		IndexSpoolWriteBytes:   so.WriteBackBytes,
 		MaxGrepPatternBytes:    sl.MaxPatternBytes,
 		DefaultMaxMatches:      sl.DefaultMaxMatches,
 		MaxMatches:             sl.MaxMatches,
@@ -256,7 +257,7 @@ func (c Config) Search() search.Options {
 	o := search.DefaultOptions(dir)
 	o.MaxOpen, o.MaxOpenBytes, o.MaxBuilds, o.Search = c.MaxOpenIndexes, c.MaxOpenIndexBytes, c.MaxIndexBuilds, c.GrepLimits()
 	o.CacheBytes, o.Build.MaxIndexBytes, o.SpoolBytes = c.IndexCacheBytes, c.MaxIndexBytes, c.IndexSpoolBytes
-	o.TextCacheBytes = c.IndexTextCacheBytes
+	o.TextCacheBytes, o.WriteBackBytes = c.IndexTextCacheBytes, c.IndexSpoolWriteBytes
 	return o
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -336,4 +337,85 @@ func TestSpooledBodyFailingItsChecksumIsNeverStored(t *testing.T) {
 	if _, err := st.Files(t.Context(), "p", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the version was committed: %v", err)
 	}
+}
+
+// writesInFlight is a store whose PutBlobs records the body bytes being
+// written at once, and holds the writes of version held until release is
+// closed.
+type writesInFlight struct {
+	store.Store
+	entered chan string // the version whose bodies a PutBlobs took
+	release chan struct{}
+	mu      sync.Mutex
+	now     int64
+	most    int64
+}
+
+func (w *writesInFlight) PutBlobs(ctx context.Context, blobs []store.Blob) error {
+	var n int64
+	for _, b := range blobs {
+		n += int64(len(b.Data))
+	}
+	w.mu.Lock()
+	w.now += n
+	w.most = max(w.most, w.now)
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.now -= n
+		w.mu.Unlock()
+	}()
+	w.entered <- string(blobs[0].Data[:1])
+	<-w.release
+	return w.Store.PutBlobs(ctx, blobs)
+}
+
+// TestWriteBackBytesBoundsBodiesReadBackAtOnce: two fills commit at once
+// through the spool, each with one body larger than WriteBackBytes (as
+// @next/swc's platform packages each hold a 90-140 MB binary): the
+// second waits until the first's bodies are written, so the store is
+// never handed both at once, and both then commit whole.
+func TestWriteBackBytesBoundsBodiesReadBackAtOnce(t *testing.T) {
+	st := newStore(t)
+	opt := DefaultOptions(t.TempDir())
+	opt.WriteBackBytes = 64 << 10
+	s := spoolSearcher(t, st, opt)
+	waited := make(chan struct{}, 2)
+	s.onWriteBackWait = func() { waited <- struct{}{} }
+	w := &writesInFlight{Store: st, entered: make(chan string, 2), release: make(chan struct{})}
+	open := sync.OnceFunc(func() { close(w.release) })
+	t.Cleanup(open) // before s.Close, which waits for the writes
+	commit := func(name string) <-chan error {
+		done := make(chan error, 1)
+		sw, release := s.Spool(w, name, "1.0.0")
+		body := name + strings.Repeat("x", 100<<10) // over WriteBackBytes
+		go func() {
+			defer release()
+			done <- publishThrough(t, sw, name, "1.0.0", map[string]string{"big.node": body})
+		}()
+		return done
+	}
+	a := commit("a")
+	if got := <-w.entered; got != "a" {
+		t.Fatalf("the store took %s's bodies first, want a's", got)
+	}
+	b := commit("b")
+	select {
+	case <-waited:
+	case got := <-w.entered:
+		t.Fatalf("the store took %s's bodies while a's were in flight, %d bytes at once with WriteBackBytes %d", got, 2*(100<<10+1), opt.WriteBackBytes)
+	}
+	open()
+	for name, done := range map[string]<-chan error{"a": a, "b": b} {
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if files, err := st.Files(t.Context(), name, "1.0.0"); err != nil || len(files) != 1 {
+			t.Errorf("%s@1.0.0 committed %d files, %v; want 1", name, len(files), err)
+		}
+	}
+	if most := w.most; most > 100<<10+1 {
+		t.Errorf("the store was handed %d body bytes at once, want one body's %d", most, 100<<10+1)
+	}
+	s.bg.Wait()
 }

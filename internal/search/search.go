@@ -109,9 +109,18 @@ type Options struct {
 	// from there before its commit (early.go). 0 turns spooling off.
 	// Default 1 GiB: next@16.4.6, among npm's largest, spools 190 MB.
 	SpoolBytes int64
-	Build      index.BuildLimits
-	Search     index.SearchLimits
-	Logger     *slog.Logger
+	// WriteBackBytes bounds the spooled bodies read back into memory to
+	// be written to the store (behind.go), all fills together; a stretch
+	// of the spool larger than the bound (one body bigger than it) is
+	// written alone. The store holds a compressed copy of what it writes
+	// meanwhile, so the write-back's memory is at most about twice
+	// max(WriteBackBytes, the largest body). Default 64 MiB: eight fills'
+	// 8 MiB ingest batches at once, while the nine 90-140 MB binaries of
+	// @next/swc's platform packages, warmed at once, took 777 MB.
+	WriteBackBytes int64
+	Build          index.BuildLimits
+	Search         index.SearchLimits
+	Logger         *slog.Logger
 	// Observe, when set, is told how long each index build took (reading
 	// the stored files and building; not loading an index already built)
 	// and how it ended. The mirror's metrics use it.
@@ -122,7 +131,7 @@ type Options struct {
 func DefaultOptions(dir string) Options {
 	return Options{Dir: dir, MaxOpen: 4096, MaxOpenBytes: 1 << 30, MaxBuilds: 2, ChunkBytes: 4 << 20, CacheBytes: 32 << 20, ScanFirst: true,
 		TextCacheBytes: 256 << 20,
-		SpoolBytes:     1 << 30, Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
+		SpoolBytes:     1 << 30, WriteBackBytes: 64 << 20, Build: index.DefaultBuildLimits(), Search: index.DefaultSearchLimits()}
 }
 
 // Searcher answers grep queries over stored versions.
@@ -156,7 +165,11 @@ type Searcher struct {
 	// committing (bodies.go, spoolWriter.CommitVersion), which Close
 	// cancels and waits for likewise.
 	commits sync.WaitGroup
-	closed  bool
+	// writeBack is WriteBackBytes; onWriteBackWait, for tests, is called
+	// when a write-back waits for it.
+	writeBack       *semaphore.Weighted
+	onWriteBackWait func()
+	closed          bool
 	// spools are the bodies of fills whose full index has not been
 	// built yet, by key (bodies.go); spooled counts their bytes.
 	spools  map[string]*bodies
@@ -193,8 +206,8 @@ type entry struct {
 
 // New returns a Searcher; it creates opt.Dir if needed.
 func New(st Store, opt Options) (*Searcher, error) {
-	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 || opt.CacheBytes < 0 || opt.SpoolBytes < 0 || opt.MaxOpenBytes < 0 || opt.TextCacheBytes < 0 {
-		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds and ChunkBytes must be positive, CacheBytes, SpoolBytes, MaxOpenBytes and TextCacheBytes not negative")
+	if opt.MaxOpen <= 0 || opt.ChunkBytes <= 0 || opt.MaxBuilds <= 0 || opt.CacheBytes < 0 || opt.SpoolBytes < 0 || opt.MaxOpenBytes < 0 || opt.TextCacheBytes < 0 || opt.WriteBackBytes <= 0 {
+		return nil, fmt.Errorf("search: MaxOpen, MaxBuilds, ChunkBytes and WriteBackBytes must be positive, CacheBytes, SpoolBytes, MaxOpenBytes and TextCacheBytes not negative")
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -206,7 +219,7 @@ func New(st Store, opt Options) (*Searcher, error) {
 	}
 	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New(), spools: map[string]*bodies{},
 		verified: map[string]*verified{}, verifiedSig: make(chan struct{}),
-		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), tooLarge: failures{max: 4096}, unusable: failures{max: 4096}}
+		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), writeBack: semaphore.NewWeighted(opt.WriteBackBytes), tooLarge: failures{max: 4096}, unusable: failures{max: 4096}}
 	s.text = newTextCache(s, opt.TextCacheBytes)
 	s.disk = openDiskCache(opt.Dir, opt.CacheBytes, opt.Logger)
 	s.disk.onRemove = s.closeRemoved
