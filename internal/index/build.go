@@ -26,8 +26,8 @@ type Doc struct {
 	// Key names the body: docs with one Key hold the same bytes, which
 	// Build reads, stores and indexes once. Empty means the key is the
 	// SHA-256 of Data. Docs with Load must have a Key (the store's hash).
-	// The index records each key (at most 255 bytes) so that Assemble can
-	// put a body's text back from the store.
+	// The index records each key (at most 255 bytes) so that OpenStored
+	// can read a body's text from the store.
 	Key string
 	// Load, when set, returns the body instead of Data. Build calls it
 	// once per distinct Key, when it reaches that body, and drops the

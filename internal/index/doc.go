@@ -84,7 +84,7 @@
 //	         u32 firstBlock, u32 flags
 //	keys     per content: uvarint length, then the body's key (Doc.Key,
 //	         the store's hash), so the text can be found without the
-//	         text section (Assemble, OpenStored)
+//	         text section (OpenStored)
 //	blocks   32 bytes each: u64 start, u64 lineStart, u32 line, u32 content,
 //	         u32 group, u32 flags
 //	trigrams 12 bytes each, sorted: u32 trigram, u64 postings offset
@@ -108,9 +108,7 @@
 // form as it is: the caller holds it in memory, and a search reads a
 // content's text through a TextSource (the store's bodies, by key) only
 // when it reaches that content, so a selective grep reads a few bodies
-// and no copy of the text is written. Assemble instead rebuilds the file
-// from the stored form and the bodies, and the checksum, which covers the
-// text, proves it is the file Build wrote.
+// and no copy of the text is written.
 //
 // Open verifies the checksum and every table (offsets in range, blocks in
 // order, trigrams sorted) before the index is used, so a corrupt or

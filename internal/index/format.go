@@ -15,7 +15,7 @@ import (
 // stores and indexes it once per copy. Version 3 names each content's body
 // (the keys section), so the store keeps the index without its text
 // (StoredForm) and a node serves it from the bodies the store already
-// holds (OpenStored, or Assemble to rebuild the file).
+// holds (OpenStored).
 const FormatVersion = 3
 
 // ErrCorrupt is returned (wrapped) by Open for a file that is not a
