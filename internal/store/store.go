@@ -182,6 +182,21 @@ type BlobReader interface {
 	Blob(ctx context.Context, h Hash) ([]byte, error)
 }
 
+// BlobsReader reads many bodies in one request: a grep of an index served
+// from its stored form reads the text of thousands of contents (lucide-react's
+// createLucideIcon reaches 4,254), and one Blob call each is one round trip
+// each on Postgres.
+type BlobsReader interface {
+	// Blobs calls fn with the body of each hash of hs the store holds,
+	// once per distinct hash, in no particular order. A hash it does not
+	// hold is left out, not an error: the caller sees which ones fn did
+	// not get. An error from fn ends the read and is returned. The body
+	// passed to fn is the caller's to keep. A body that does not decode to
+	// its recorded size ends the read with an error wrapping
+	// ErrCorruptBody.
+	Blobs(ctx context.Context, hs []Hash, fn func(h Hash, body []byte) error) error
+}
+
 // BlobStreamer reads bodies without holding them whole: the read and raw
 // routes serve files of up to max-file-bytes (256 MiB), and 16 of those
 // read at once as whole bodies took 2.4-3.7 GiB.
@@ -265,6 +280,7 @@ func LikeContains(substr string) string {
 // Store is a complete store.
 type Store interface {
 	Reader
+	BlobsReader
 	BlobStreamer
 	Writer
 	IndexStore

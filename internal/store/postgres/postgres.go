@@ -254,6 +254,49 @@ func (s *Store) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
 	return body, nil
 }
 
+// Blobs implements store.BlobsReader with one query for all of hs
+// (hash = ANY), its rows decoded as they arrive.
+func (s *Store) Blobs(ctx context.Context, hs []store.Hash, fn func(store.Hash, []byte) error) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	keys := make([][]byte, len(hs))
+	for i := range hs {
+		keys[i] = hs[i][:]
+	}
+	rows, err := s.pool.Query(ctx, `SELECT hash, size, codec, data FROM blobs WHERE hash = ANY($1)`, keys)
+	if err != nil {
+		return fmt.Errorf("postgres: read %d blobs: %w", len(hs), interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, data []byte
+		var size int64
+		var codec int16
+		if err := rows.Scan(&key, &size, &codec, &data); err != nil {
+			return fmt.Errorf("postgres: read %d blobs: %w", len(hs), interpretError(err))
+		}
+		var h store.Hash
+		if len(key) != len(h) {
+			return fmt.Errorf("postgres: read %d blobs: a stored hash of %d bytes", len(hs), len(key))
+		}
+		copy(h[:], key)
+		body, err := s.coder.Decode(blobcodec.Codec(codec), size, data)
+		if err != nil {
+			return fmt.Errorf("postgres: read blob %x: %w", h, err)
+		}
+		if err := fn(h, body); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: read %d blobs: %w", len(hs), interpretError(err))
+	}
+	return nil
+}
+
 // OpenBlob implements store.BlobStreamer. The stored form is read a
 // chunk at a time with substring(): blobs.data is STORAGE EXTERNAL (not
 // compressed by TOAST), so Postgres fetches only the TOAST chunks a

@@ -294,6 +294,29 @@ func (s *Store) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
 	return body, nil
 }
 
+// Blobs implements store.BlobsReader one body at a time: each is a read
+// of the local file, with no round trip to save.
+func (s *Store) Blobs(ctx context.Context, hs []store.Hash, fn func(store.Hash, []byte) error) error {
+	seen := make(map[store.Hash]bool, len(hs))
+	for _, h := range hs {
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		body, err := s.Blob(ctx, h)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(h, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // OpenBlob implements store.BlobStreamer. The driver has no incremental
 // blob I/O, and substr() on a blob loads all of it on every call, so the
 // stored form is read whole at the first Read (length() does not load

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"NotFound", testNotFound},
 		{"BlobStream", testBlobStream},
+		{"Blobs", testBlobs},
 		{"PutCommitReadBack", testPutCommitReadBack},
 		{"FilesInByteOrder", testFilesInByteOrder},
 		{"EmptyVersion", testEmptyVersion},
@@ -272,6 +273,64 @@ func testBlobStream(t *testing.T, s store.Store) {
 	}
 	if _, err := s.OpenBlob(ctx, store.HashOf([]byte("never stored"))); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("OpenBlob of unknown hash: %v, want ErrNotFound", err)
+	}
+}
+
+// testBlobs reads many bodies at once: empty, small (raw), compressible
+// (zstd) and not; a hash asked twice is given once, an absent one not at
+// all, and fn's error ends the read.
+func testBlobs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	random := make([]byte, 64<<10)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	want := map[store.Hash][]byte{}
+	var blobs []store.Blob
+	for _, b := range [][]byte{{}, []byte("export default 1;\n"), textBody(9, 200<<10), random} {
+		h := store.HashOf(b)
+		want[h] = b
+		blobs = append(blobs, store.Blob{Hash: h, Data: b})
+	}
+	if err := s.PutBlobs(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	absent := store.HashOf([]byte("never stored"))
+	var hs []store.Hash
+	for h := range want {
+		hs = append(hs, h, absent, h)
+	}
+	got := map[store.Hash][]byte{}
+	err := s.Blobs(ctx, hs, func(h store.Hash, body []byte) error {
+		if _, dup := got[h]; dup {
+			t.Errorf("Blobs gave %x twice", h)
+		}
+		got[h] = body
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("Blobs gave %d bodies, want %d (the absent hash left out)", len(got), len(want))
+	}
+	for h, b := range want {
+		if g, ok := got[h]; !ok || !bytes.Equal(g, b) {
+			t.Errorf("Blobs %x: %d bytes (given: %v), want %d", h, len(g), ok, len(b))
+		}
+	}
+	if err := s.Blobs(ctx, nil, func(store.Hash, []byte) error {
+		t.Error("Blobs of no hashes called fn")
+		return nil
+	}); err != nil {
+		t.Errorf("Blobs of no hashes: %v", err)
+	}
+	stop := errors.New("enough")
+	calls := 0
+	err = s.Blobs(ctx, hs, func(store.Hash, []byte) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("fn failing: Blobs returned %v after %d calls, want its error after 1", err, calls)
 	}
 }
 
