@@ -309,6 +309,8 @@ type searcher struct {
 	cancelBody context.CancelFunc
 	textCi     int    // the content whose text was read last, or -1
 	textOfCi   []byte // and that text: files holding one body read it once
+	units      unitSet
+	ahead      ahead // the contents a Prefetcher is offered (prefetch.go)
 
 	// The file being scanned.
 	fi          int
@@ -445,6 +447,7 @@ func (s *searcher) stop(reason string) {
 
 func (s *searcher) run(units unitSet) {
 	ix := s.ix
+	s.units = units
 	s.checkTime()
 	for fi := range ix.files {
 		if s.stopped {
@@ -453,27 +456,11 @@ func (s *searcher) run(units unitSet) {
 		ci := int(ix.files[fi].content)
 		f := ix.conts[ci]
 		lo, hi := ix.contBlocks(ci)
-		var mine []uint32
-		if !units.all {
-			// Files sharing a body share its blocks, so the units of a
-			// file are found by search, not by walking units in order.
-			i := sort.Search(len(units.ids), func(i int) bool { return int(units.ids[i]) >= lo })
-			j := i
-			for j < len(units.ids) && int(units.ids[j]) < hi {
-				j++
-			}
-			mine = units.ids[i:j]
-		}
+		mine := units.within(lo, hi)
 		path := ""
 		if s.q.Filter != nil {
 			path = ix.filePath(fi)
-			keep := s.q.Filter(path)
-			// The filter's time counts in the search's: a file it drops
-			// ticks the clock as a searched one does.
-			if s.ticks++; s.ticks&63 == 0 {
-				s.checkTime()
-			}
-			if !keep {
+			if !s.keep(fi, path) {
 				continue
 			}
 		}
@@ -525,6 +512,36 @@ func (s *searcher) run(units unitSet) {
 	}
 }
 
+// within returns the units of the content whose blocks are [lo, hi), or
+// nil when u is all. Files sharing a body share its blocks, so the units
+// of a file are found by search, not by walking units in order.
+func (u unitSet) within(lo, hi int) []uint32 {
+	if u.all {
+		return nil
+	}
+	i := sort.Search(len(u.ids), func(i int) bool { return int(u.ids[i]) >= lo })
+	j := i
+	for j < len(u.ids) && int(u.ids[j]) < hi {
+		j++
+	}
+	return u.ids[i:j]
+}
+
+// keep reports whether Query.Filter selects file fi (whose path is path),
+// calling it once per file: a prefetch plan may have called it already.
+// The filter's time counts in the search's: a file it drops ticks the
+// clock as a searched one does.
+func (s *searcher) keep(fi int, path string) bool {
+	if k, ok := s.ahead.kept(fi); ok {
+		return k
+	}
+	keep := s.q.Filter(path)
+	if s.ticks++; s.ticks&63 == 0 {
+		s.checkTime()
+	}
+	return keep
+}
+
 // contText returns the text of content ci, held by file fi (whose path
 // is path, or "" when not yet known), or false when the search must stop:
 // the wait for the index's TextSource passed the deadline, ctx ended, or
@@ -540,6 +557,7 @@ func (s *searcher) contText(ci, fi int, path string) ([]byte, bool) {
 	if s.bodyCtx == nil {
 		s.bodyCtx, s.cancelBody = context.WithDeadline(s.ctx, s.deadline)
 	}
+	s.prefetch(ci, fi)
 	text, err := s.ix.contText(s.bodyCtx, ci)
 	if err != nil {
 		if s.bodyCtx.Err() != nil {

@@ -48,6 +48,7 @@ import (
 // place to keep the built index.
 type Store interface {
 	store.Reader
+	store.BlobsReader
 	PutBlobs(ctx context.Context, blobs []store.Blob) error
 	store.IndexStore
 }

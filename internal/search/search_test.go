@@ -28,6 +28,8 @@ type countingStore struct {
 	mu    sync.Mutex
 	lists int
 	reads map[store.Hash]int
+	// batches counts Blobs calls (their bodies count in reads)
+	batches int
 }
 
 func (c *countingStore) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
@@ -38,6 +40,22 @@ func (c *countingStore) Blob(ctx context.Context, h store.Hash) ([]byte, error) 
 	c.reads[h]++
 	c.mu.Unlock()
 	return c.Store.Blob(ctx, h)
+}
+
+// Blobs counts each body it gives as a read, and the call as a batch.
+func (c *countingStore) Blobs(ctx context.Context, hs []store.Hash, fn func(store.Hash, []byte) error) error {
+	c.mu.Lock()
+	c.batches++
+	c.mu.Unlock()
+	return c.Store.Blobs(ctx, hs, func(h store.Hash, b []byte) error {
+		c.mu.Lock()
+		if c.reads == nil {
+			c.reads = map[store.Hash]int{}
+		}
+		c.reads[h]++
+		c.mu.Unlock()
+		return fn(h, b)
+	})
 }
 
 func (c *countingStore) Files(ctx context.Context, name, version string) ([]store.File, error) {

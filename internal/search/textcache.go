@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -30,19 +31,80 @@ import (
 // no text is served from the store unverified. A body larger than the
 // whole cache is returned without being kept.
 //
+// A search reads its contents one after another, and on Postgres each miss
+// is a round trip: so the cache is also an index.Prefetcher. Offered the
+// contents a search will read next, it reads those it does not hold with
+// one store request (store.BlobsReader: hash = ANY on Postgres), checks
+// each body as a miss does (checkBody) and caches it; a body that fails
+// the check is not cached, so the search's own read of it fails as above.
+// A batch is at most an eighth of the cache's bound (so one search's
+// batch is not evicted by the next few), and the batches of all searches
+// in flight at once hold at most the bound (a semaphore of bytes).
+//
 // Memory: the cache's bound, plus the bodies searches hold while they scan
 // them (a body evicted mid-scan lives until its scan ends), each at most
-// the largest file body a version may have.
+// the largest file body a version may have, plus the prefetch batches
+// being read, at most the bound again.
 
-// textCache is the Searcher's index.TextSource.
+// textCache is the Searcher's index.TextSource and index.Prefetcher.
 type textCache struct {
 	s     *Searcher
 	lru   *lru.Cache[store.Hash, []byte]
 	group singleflight.Group
+	// batch is the most body bytes one Prefetch reads, inFlight the
+	// bytes all of them together may be reading (the cache's bound).
+	batch    int64
+	inFlight *semaphore.Weighted
 }
 
 func newTextCache(s *Searcher, budget int64) *textCache {
-	return &textCache{s: s, lru: lru.New[store.Hash, []byte](budget, lru.Options{})}
+	return &textCache{s: s, lru: lru.New[store.Hash, []byte](budget, lru.Options{}),
+		batch: budget / 8, inFlight: semaphore.NewWeighted(budget)}
+}
+
+// Prefetch reads ahead, with one store request, the leading bodies of
+// keys that fit a batch and are not cached, checks and caches them. It
+// implements index.Prefetcher; what it fails to read, Body reads.
+func (c *textCache) Prefetch(ctx context.Context, keys []string, sizes []int64) int {
+	if c.batch == 0 {
+		return len(keys) // nothing could be kept: Body reads each
+	}
+	var want []store.Hash
+	var bytes int64
+	n := 0
+	for ; n < len(keys); n++ {
+		if n > 0 && bytes+sizes[n] > c.batch {
+			break
+		}
+		var h store.Hash
+		if len(keys[n]) != len(h) || sizes[n] > c.batch {
+			continue // Body reports the bad key, or reads the large body alone
+		}
+		copy(h[:], keys[n])
+		if _, ok := c.lru.Get(h); ok {
+			continue
+		}
+		want = append(want, h)
+		bytes += sizes[n]
+	}
+	if len(want) == 0 || c.inFlight.Acquire(ctx, bytes) != nil {
+		return n
+	}
+	defer c.inFlight.Release(bytes)
+	s := c.s
+	if !s.start(&s.loads) {
+		return n
+	}
+	defer s.loads.Done()
+	// An error ends the batch; the bodies it did not cache are read by
+	// Body, which reports what is wrong.
+	_ = s.st.Blobs(ctx, want, func(h store.Hash, b []byte) error {
+		if checkBody(h, b) == nil {
+			c.lru.Add(h, b, int64(len(b)))
+		}
+		return nil
+	})
+	return n
 }
 
 // Body returns the body whose hash is key, verified, from the cache or
@@ -93,10 +155,18 @@ func (s *Searcher) body(ctx context.Context, h store.Hash) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if store.HashOf(b) != h {
-		return nil, &corruptBodyError{hash: h}
+	if err := checkBody(h, b); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// checkBody returns a *corruptBodyError unless b's SHA-256 is h.
+func checkBody(h store.Hash, b []byte) error {
+	if store.HashOf(b) != h {
+		return &corruptBodyError{hash: h}
+	}
+	return nil
 }
 
 // corruptBodyError is a body the store returned that is not the one

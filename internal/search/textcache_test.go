@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,19 @@ func (t *tamperStore) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
 		return slices.Clone(b), nil
 	}
 	return t.countingStore.Blob(ctx, h)
+}
+
+// Blobs gives the tampered bytes for the hashes in bad, as Blob does.
+func (t *tamperStore) Blobs(ctx context.Context, hs []store.Hash, fn func(store.Hash, []byte) error) error {
+	return t.countingStore.Blobs(ctx, hs, func(h store.Hash, b []byte) error {
+		t.mu.Lock()
+		bad, ok := t.bad[h]
+		t.mu.Unlock()
+		if ok {
+			b = slices.Clone(bad)
+		}
+		return fn(h, b)
+	})
 }
 
 // tamper makes the store return other bytes of the same length for h
@@ -272,5 +286,43 @@ func TestStoredFormOverOpenBoundIsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, filepath.Base(s.localPath("a", "1.0.0")))); err != nil {
 		t.Errorf("the rebuilt index is not kept as a local file: %v", err)
+	}
+}
+
+// TestStoredTextReadInBatches: a grep of a stored form reaching 60
+// contents reads their bodies from the store in batches (3 Blobs calls:
+// offers of 16, 16 and 32), each body once, and answers as the built file
+// does; the second grep reads nothing.
+func TestStoredTextReadInBatches(t *testing.T) {
+	st := newStore(t)
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("f%02d.js", i)] = fmt.Sprintf("export const needle%d = %d;\n", i, i)
+	}
+	publish(t, st, "a", "1.0.0", files)
+	want := grep(t, newSearcher(t, st, t.TempDir(), 4), "a", "1.0.0", `needle\d+`)
+	if len(want) != 60 {
+		t.Fatalf("from the built file: %d matches, want 60", len(want))
+	}
+
+	s := newSearcher(t, st, t.TempDir(), 4)
+	st.mu.Lock()
+	clear(st.reads)
+	st.batches = 0
+	st.mu.Unlock()
+	for range 2 {
+		if got := grep(t, s, "a", "1.0.0", `needle\d+`); !slices.Equal(got, want) {
+			t.Fatalf("from the stored form: %q, want %q", got, want)
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for p, body := range files {
+		if n := st.reads[hashOf(body)]; n != 1 {
+			t.Errorf("%s read %d times, want once", p, n)
+		}
+	}
+	if st.batches != 3 {
+		t.Errorf("%d batch reads, want 3", st.batches)
 	}
 }

@@ -1,0 +1,132 @@
+package index
+
+import "context"
+
+// Prefetcher is a TextSource that can read many bodies in one request.
+// A search of an index opened with OpenStored reads each content's text
+// when it reaches it, one Body call after another; on Postgres each call
+// that misses the source's cache is a round trip, and a grep can reach
+// thousands of contents (lucide-react's createLucideIcon 4,254, most of
+// next's 8,398 for function\s+\w+Sync). When its source is a Prefetcher,
+// the search offers it, before it reads a content not offered yet, that
+// content and the ones it will read after it, in order, so the source
+// can read a batch of them at once and answer the Body calls from what
+// it read.
+type Prefetcher interface {
+	// Prefetch is offered the keys of the bodies the search will read
+	// next, in order, sizes[i] being the length of body keys[i]. It
+	// returns how many of the leading keys it dealt with (read ahead,
+	// found held, or left to Body), at least 1 when keys is not empty;
+	// the search offers the rest when it reaches them. It reports no
+	// error: a body it could not read is read, and its error reported,
+	// by Body. ctx ends with the search.
+	Prefetch(ctx context.Context, keys []string, sizes []int64) int
+}
+
+// Offers grow: the first is firstOffer contents, each later one as many
+// as were offered before it, up to maxOffer. A search often ends early
+// (its answer's budget is full after a few hundred files, or maxMatches
+// is reached), and a source reading everything offered would then have
+// read bodies nobody scans; growing offers keep that waste under what
+// the search did read. The source takes what its memory bound allows, so
+// a longer offer than maxOffer would only cost the keys' copies.
+const (
+	firstOffer = 16
+	maxOffer   = 1024
+)
+
+// ahead is a search's plan of the contents it will read, in order, made
+// at its first read through a Prefetcher: the files after that one that
+// Filter keeps, that are not binary and that hold candidate units. Filter
+// is called once per file, as Query promises: the plan keeps its answers
+// for run.
+type ahead struct {
+	planned  bool
+	from     int     // the first file whose Filter answer is in filtered
+	filtered []bool  // Filter's answers for files from, from+1, …
+	conts    []int32 // the contents to read, in order of first read
+	pos      []int32 // pos[ci] is ci's place in conts plus one, 0 when not there
+	next     int     // conts[:next] have been offered
+}
+
+// kept returns Filter's answer for file fi and true when the plan holds it.
+func (a *ahead) kept(fi int) (bool, bool) {
+	if i := fi - a.from; a.filtered != nil && i >= 0 && i < len(a.filtered) {
+		return a.filtered[i], true
+	}
+	return false, false
+}
+
+// prefetch offers the index's source, when it is a Prefetcher, content ci
+// (held by file fi, which the search is about to read) and the contents
+// after it, unless ci was offered already.
+func (s *searcher) prefetch(ci, fi int) {
+	pf, ok := s.ix.src.(Prefetcher)
+	if !ok {
+		return
+	}
+	a := &s.ahead
+	if !a.planned {
+		s.plan(ci, fi)
+	}
+	p := int(a.pos[ci]) - 1
+	if p < a.next { // offered already, or not in the plan
+		return
+	}
+	end := min(len(a.conts), p+min(maxOffer, max(firstOffer, a.next)))
+	keys := make([]string, 0, end-p)
+	sizes := make([]int64, 0, end-p)
+	for _, c := range a.conts[p:end] {
+		key, _, _ := nextKey(s.ix.keys[s.ix.keyOff[c]:]) // checked at open
+		size := int64(s.ix.conts[c].textLen)
+		if s.ix.conts[c].flags&fileBOM != 0 {
+			size += int64(len(utf8BOM))
+		}
+		keys = append(keys, string(key))
+		sizes = append(sizes, size)
+	}
+	n := pf.Prefetch(s.bodyCtx, keys, sizes)
+	a.next = p + min(max(n, 1), len(keys))
+}
+
+// plan makes s.ahead from content ci, held by file fi, and the files
+// after fi, with the tests run makes of each (Filter, binary, candidate
+// units). The plan's Filter calls tick the clock as run's do; a search
+// that stops while planning keeps the plan made so far.
+func (s *searcher) plan(ci, fi int) {
+	ix, a := s.ix, &s.ahead
+	a.planned = true
+	a.pos = make([]int32, len(ix.conts))
+	a.from = fi + 1
+	add := func(c int) {
+		if a.pos[c] == 0 {
+			a.conts = append(a.conts, int32(c))
+			a.pos[c] = int32(len(a.conts))
+		}
+	}
+	add(ci)
+	if s.q.Filter != nil {
+		a.filtered = make([]bool, 0, len(ix.files)-a.from)
+	}
+	for f := fi + 1; f < len(ix.files) && !s.stopped; f++ {
+		if s.q.Filter != nil {
+			keep := s.q.Filter(ix.filePath(f))
+			a.filtered = append(a.filtered, keep)
+			if s.ticks++; s.ticks&63 == 0 {
+				s.checkTime()
+			}
+			if !keep {
+				continue
+			}
+		}
+		c := int(ix.files[f].content)
+		if ix.conts[c].flags&fileBinary != 0 {
+			continue
+		}
+		lo, hi := ix.contBlocks(c)
+		if lo == hi || (!s.units.all && len(s.units.within(lo, hi)) == 0) {
+			continue
+		}
+		add(c)
+	}
+}

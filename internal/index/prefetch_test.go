@@ -1,0 +1,134 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// prefetchSource is a mapSource that is a Prefetcher: it takes at most
+// take keys of each offer and records the offers and what it took.
+type prefetchSource struct {
+	*mapSource
+	take   int
+	offers []int    // each offer's length
+	taken  []string // the keys taken, in order
+}
+
+func (p *prefetchSource) Prefetch(ctx context.Context, keys []string, sizes []int64) int {
+	p.offers = append(p.offers, len(keys))
+	for i, k := range keys {
+		if int64(len(p.bodies[k])) != sizes[i] {
+			panic(fmt.Sprintf("offered %x with size %d, its body has %d bytes", k, sizes[i], len(p.bodies[k])))
+		}
+	}
+	n := min(p.take, len(keys))
+	p.taken = append(p.taken, keys[:n]...)
+	return n
+}
+
+// readOrder wraps a source's Body to record the distinct keys read, in
+// the order first read.
+type readOrder struct {
+	*prefetchSource
+	order []string
+	seen  map[string]bool
+}
+
+func (r *readOrder) Body(ctx context.Context, key string) ([]byte, error) {
+	if !r.seen[key] {
+		r.seen[key] = true
+		r.order = append(r.order, key)
+	}
+	return r.prefetchSource.Body(ctx, key)
+}
+
+// prefetchDocs are 300 files, every third holding the needle, two of
+// them one body, one binary, one with a byte order mark.
+func prefetchDocs() []Doc {
+	var docs []Doc
+	for i := range 300 {
+		text := fmt.Sprintf("export const value%d = %d;\n", i, i)
+		if i%3 == 0 {
+			text += fmt.Sprintf("function needle%d() {}\n", i)
+		}
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%03d.js", i), Data: []byte(text)})
+	}
+	docs[31].Data = docs[30].Data
+	docs[60].Data = append([]byte("\x00\x01needle"), docs[60].Data...)
+	docs[90].Data = append([]byte("\ufeff"), docs[90].Data...)
+	return docs
+}
+
+// TestPrefetchOffersWhatTheSearchReads: a search over a Prefetcher offers
+// it exactly the contents it then reads, in that order, each once (the
+// body two files share once), with their sizes; offers start at
+// firstOffer and grow; Filter is still called once per file; the answer
+// is the full file's. With MaxMatches cutting the search short, what was
+// taken stays within twice what was read.
+func TestPrefetchOffersWhatTheSearchReads(t *testing.T) {
+	docs := prefetchDocs()
+	var buf bytes.Buffer
+	if _, err := Build(&buf, docs, DefaultBuildLimits()); err != nil {
+		t.Fatal(err)
+	}
+	full, err := OpenBytes(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	for _, c := range []struct {
+		name       string
+		take       int
+		maxMatches int
+	}{
+		{"all taken", 1 << 20, 0},
+		{"three at a time", 3, 0},
+		{"cut short", 1 << 20, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := &readOrder{prefetchSource: &prefetchSource{mapSource: newMapSource(docs), take: c.take}, seen: map[string]bool{}}
+			stored, err := OpenStored(storedOf(t, buf.Bytes()), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stored.Close()
+			filtered := map[string]int{}
+			q := Query{Pattern: `needle\d+`, MaxMatches: c.maxMatches, Filter: func(p string) bool {
+				filtered[p]++
+				return p != "f033.js"
+			}}
+			lim := DefaultSearchLimits()
+			got, err := stored.Search(context.Background(), q, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := full.Search(context.Background(), Query{Pattern: q.Pattern, MaxMatches: c.maxMatches, Filter: func(p string) bool { return p != "f033.js" }}, lim)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("stored form with a Prefetcher answers\n%+v\nfull file\n%+v", got, want)
+			}
+			for p, n := range filtered {
+				if n != 1 {
+					t.Errorf("Filter called %d times for %s, want once", n, p)
+				}
+			}
+			if len(src.offers) == 0 || src.offers[0] != firstOffer {
+				t.Errorf("offers %v, want the first of %d", src.offers, firstOffer)
+			}
+			if c.maxMatches == 0 {
+				if !reflect.DeepEqual(src.taken, src.order) {
+					t.Errorf("took %d keys, read %d: not the same keys in the same order", len(src.taken), len(src.order))
+				}
+				if len(src.order) != 98 { // 100 needles: f030/f031 one body, f033 filtered, f060 binary
+					t.Errorf("read %d bodies, want 98", len(src.order))
+				}
+				return
+			}
+			if !reflect.DeepEqual(src.taken[:len(src.order)], src.order) || len(src.taken) > 2*len(src.order)+firstOffer {
+				t.Errorf("cut short after reading %d bodies, took %d (offers %v)", len(src.order), len(src.taken), src.offers)
+			}
+		})
+	}
+}
