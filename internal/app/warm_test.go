@@ -170,3 +170,41 @@ func TestWarmPaysPerPackageAtTheRateLimit(t *testing.T) {
 		t.Errorf("the refused project was recorded (%v): its retry would find it and never warm it", err)
 	}
 }
+
+// TestWarmJobsTakeTheInflightBudget: the mirror's own warm jobs weigh each
+// version against max-warm-inflight-bytes before ingesting it, through
+// the registry warm.TimeRegistry wraps (the only one that records a
+// tarball's bytes in the jobs' timing). Before, they took no budget, and
+// warming a midsize app held nine 90-140 MB binaries at once (2.3 GiB
+// RSS). Under a budget smaller than every version, each is ingested
+// alone, and the request still finishes.
+func TestWarmJobsTakeTheInflightBudget(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.MaxWarmInflightBytes = 1 })
+	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "export const a = 1;\n"}))
+	m.reg.Publish("b", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "export const b = 2;\n"}))
+	lock := `{"name":"app","lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":{"a":"1.0.0","b":"1.0.0"}},` +
+		`"node_modules/a":{"version":"1.0.0"},"node_modules/b":{"version":"1.0.0"}}}`
+	body, _ := json.Marshal(map[string]any{"lockfile": map[string]string{"name": "package-lock.json", "content": lock}})
+	resp, err := http.Post(m.srv.URL+"/v1/warm", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var posted struct{ ID string }
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &posted) != nil {
+		t.Fatalf("POST /v1/warm = %d %s", resp.StatusCode, b)
+	}
+	if _, err := m.app.Warm.Wait(t.Context(), posted.ID, nil); err != nil {
+		t.Fatalf("waiting for the warm request: %v", err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := m.app.Store.Version(t.Context(), name, "1.0.0"); err != nil {
+			t.Errorf("%s@1.0.0 was not stored: %v", name, err)
+		}
+	}
+	n, timing := m.app.Warm.Fetched()
+	if n != 2 || timing.DownloadBytes <= 0 {
+		t.Errorf("the warm jobs fetched %d versions, %d tarball bytes seen by the budgeted registry; want 2 and more than 0", n, timing.DownloadBytes)
+	}
+}

@@ -72,6 +72,10 @@ type Config struct {
 	// or project registration whose jobs would pass it answers 503
 	// (warm.Config.MaxQueued).
 	MaxWarmQueue int
+	// MaxWarmInflightBytes bounds the declared unpacked bytes of the
+	// versions this process's warm jobs ingest at once
+	// (warm.Config.MaxInflightBytes; the indexer's max-inflight-bytes).
+	MaxWarmInflightBytes int64
 	// MaxRequestItems caps the packages of one warm request (a 400 past
 	// it, warm.Config.MaxRequestItems); the indexer's flag of the same
 	// name sets it for indexer warm.
@@ -382,6 +386,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
 	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects lockfiles parsed at once, once their bodies arrived; more wait")
 	b.Int(&c.MaxRequestItems, "max-request-items", "most packages in one POST /v1/warm request (400 past it)")
+	b.Bytes(&c.MaxWarmInflightBytes, "max-warm-inflight-bytes", "declared unpacked bytes of the versions warm jobs ingest at once; a version larger than it is ingested alone")
 	b.Int(&c.MaxWarmQueue, "max-warm-queue", "warm jobs waiting or running at most; a warm request or project that would pass it is refused (503)")
 	b.Bytes(&c.MaxLockfileBytesInFlight, "max-lockfile-bytes-in-flight", "memory of POST /v1/warm and /v1/projects bodies being received at once (at least max-warm-body-bytes); more wait")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
@@ -541,6 +546,7 @@ func (c Config) Validate() error {
 	positive("max-lockfile-parses", int64(c.MaxLockfileParses))
 	positive("max-lockfile-bytes-in-flight", c.MaxLockfileBytesInFlight)
 	positive("max-warm-queue", int64(c.MaxWarmQueue))
+	positive("max-warm-inflight-bytes", c.MaxWarmInflightBytes)
 	positive("max-request-items", int64(c.MaxRequestItems))
 	if c.MaxLockfileBytesInFlight < c.MaxWarmBodyBytes {
 		// A body of max-warm-body-bytes could never be read whole.

@@ -48,6 +48,7 @@ func Default() Config {
 		MaxLockfileParses:        warm.DefaultMaxLockfileParses,
 		MaxLockfileBytesInFlight: warm.DefaultLockfileBytesInFlight,
 		MaxWarmQueue:             warm.DefaultMaxWarmQueue,
+		MaxWarmInflightBytes:     warm.DefaultConfig().MaxInflightBytes,
 		MaxRequestItems:          warm.DefaultConfig().MaxRequestItems,
 
 		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,
