@@ -29,20 +29,9 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 until curl -sf "127.0.0.1:$port/healthz" >/dev/null; do sleep 0.2; done
 base="http://127.0.0.1:$port"
-jq -n --rawfile l "$work/app/package-lock.json" --rawfile p "$work/app/package.json" \
-  '{lockfile:{name:"package-lock.json",content:$l},packageJson:$p}' >"$work/reg.json"
-id=$(curl -sf "$base/v1/projects" -H 'Content-Type: application/json' -d @"$work/reg.json" | jq -r .id)
-start=$(date +%s)
-while :; do
-  st=$(curl -sf "$base/v1/projects/$id")
-  [ "$(jq -r .ready <<<"$st")" = true ] && break
-  if [ "$(jq -r '.pending' <<<"$st")" = 0 ]; then
-    echo "not all packages warmed: $(jq -c '[.packages[]|select(.state=="failed")|{path,reason}]' <<<"$st")" >&2
-    break
-  fi
-  sleep 2
-done
-echo "warm: $(( $(date +%s) - start )) s, $(jq -r .warm <<<"$st") of $(jq -r .total <<<"$st") folders"
+. "$repo/bench/project/register.sh"
+register_project "$base" "$work/app" "$work"
+echo "warm: $warm_s s, $(jq -r .warm <<<"$st") of $(jq -r .total <<<"$st") folders"
 
 raw_project() { # pattern → the answer, as an agent gets it (the body is built outside the timing)
   local body="$work/body-$(printf %s "$1" | md5sum | cut -c1-8).json"
