@@ -16,7 +16,10 @@ import (
 // ingests at once by default: 8. Each holds up to 32 MiB of ingest arenas
 // (two arenas of 2 × ingest.Limits.BatchBytes, 8 MiB), so 8 take 256 MiB,
 // the warm queue's own default budget (warm.Config.MaxInflightBytes),
-// where 200 at once took about 6 GiB; and on a 2-core machine a fill is
+// where 200 at once took about 6 GiB; plus, each, the body bigger than a
+// batch it is reading, until it is spooled (up to max-file-bytes: nothing
+// bounds those bytes across cold fills yet, docs/RELIABILITY.md "Fills in
+// flight"); and on a 2-core machine a fill is
 // mostly CPU (unpack, hash, compress: over 60% of a warm job's time in
 // bench/warm), so more than a few per core would only queue for the CPU
 // while holding their memory, spool and registry connections.
