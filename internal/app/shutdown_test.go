@@ -29,10 +29,6 @@ func TestCloseEndsFillsInFlight(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	for _, kind := range []storeKind{embedded, pg} {
 		t.Run(string(kind), func(t *testing.T) {
-			reg := fakeregistry.New(t)
-			reg.Publish("slow", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"}))
-			arrived, release := reg.HoldTarballs("slow")
-			defer release()
 			cfg := config.Default()
 			cfg.DataDir, cfg.ProjectDir = t.TempDir(), t.TempDir()
 			if kind == pg {
@@ -44,31 +40,7 @@ func TestCloseEndsFillsInFlight(t *testing.T) {
 			// Were Close to leave the fill running, it would end here.
 			cfg.FillTimeout = 10 * time.Second
 			logs := &syncBuffer{}
-			env := reg.Env()
-			a, err := New(t.Context(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), func(k string) string { return env[k] })
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(a.Handler())
-			defer srv.Close()
-			tr := &http.Transport{}
-			defer tr.CloseIdleConnections()
-			type answer struct {
-				status int
-				body   string
-			}
-			answered := make(chan answer, 1)
-			go func() {
-				resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/v1/npm/slow@1.0.0/index.js")
-				if err != nil {
-					answered <- answer{body: err.Error()}
-					return
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				answered <- answer{resp.StatusCode, string(b)}
-			}()
-			<-arrived // the fill is downloading
+			a, answered := heldFill(t, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 			if err := a.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
@@ -114,33 +86,10 @@ func TestCloseEndsFillsInFlight(t *testing.T) {
 // SIGKILL. Here the setting is an hour and the deadline already passed:
 // the held fill is cancelled at once.
 func TestShutdownIsOneDeadline(t *testing.T) {
-	reg := fakeregistry.New(t)
-	reg.Publish("slow", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"}))
-	arrived, release := reg.HoldTarballs("slow")
-	defer release()
 	cfg := config.Default()
 	cfg.DataDir, cfg.ProjectDir = t.TempDir(), t.TempDir()
 	cfg.ShutdownTimeout = time.Hour
-	env := reg.Env()
-	a, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	defer srv.Close()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	answered := make(chan int, 1)
-	go func() {
-		resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/v1/npm/slow@1.0.0/index.js")
-		if err != nil {
-			answered <- 0
-			return
-		}
-		resp.Body.Close()
-		answered <- resp.StatusCode
-	}()
-	<-arrived
+	a, answered := heldFill(t, cfg, slog.New(slog.DiscardHandler))
 	a.closeBy = time.Now() // what Serve sets; the requests spent it all
 	closed := make(chan error, 1)
 	go func() { closed <- a.Close() }()
@@ -150,10 +99,48 @@ func TestShutdownIsOneDeadline(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	case <-time.After(time.Minute): // a liveness bound, not a speed: without closeBy, Close waits the hour
-		release()
 		t.Fatal("Close waited for the fill past the shutdown's deadline")
 	}
-	if got := <-answered; got != http.StatusServiceUnavailable {
-		t.Errorf("the request whose fill was cancelled: %d, want 503", got)
+	if got := <-answered; got.status != http.StatusServiceUnavailable {
+		t.Errorf("the request whose fill was cancelled: %d %s, want 503", got.status, got.body)
 	}
+}
+
+// answer is the status and body a request got.
+type answer struct {
+	status int
+	body   string
+}
+
+// heldFill starts a mirror with cfg whose registry holds slow@1.0.0's tarball download until the test ends,
+// asks it for a file of that version, and returns once the fill is
+// downloading: the app, and where the request's answer will come.
+func heldFill(t *testing.T, cfg config.Config, log *slog.Logger) (*App, <-chan answer) {
+	t.Helper()
+	reg := fakeregistry.New(t)
+	reg.Publish("slow", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "module.exports = 1;\n"}))
+	arrived, release := reg.HoldTarballs("slow")
+	t.Cleanup(release)
+	env := reg.Env()
+	a, err := New(t.Context(), cfg, log, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: tr}).Get(srv.URL + "/v1/npm/slow@1.0.0/index.js")
+		if err != nil {
+			answered <- answer{body: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		answered <- answer{resp.StatusCode, string(b)}
+	}()
+	<-arrived // the fill is downloading
+	return a, answered
 }
