@@ -13,6 +13,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
+	"github.com/pkgscope/pkgscope/internal/search"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
@@ -178,7 +179,9 @@ func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult,
 	if err != nil {
 		return nil, err
 	}
-	b, o, a, err := s.start(ctx, &r, false)
+	// A cold version's fill holds the store's writes for a waiting grep
+	// until it is answered (search.ForGrep).
+	b, o, a, err := s.start(search.ForGrep(ctx), &r, false)
 	if err != nil {
 		return nil, err
 	}

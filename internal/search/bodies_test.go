@@ -7,9 +7,11 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -418,4 +420,81 @@ func TestWriteBackBytesBoundsBodiesReadBackAtOnce(t *testing.T) {
 		t.Errorf("the store was handed %d body bytes at once, want one body's %d", most, 100<<10+1)
 	}
 	s.bg.Wait()
+}
+
+// countedWrites is a store that counts its PutBlobs calls.
+type countedWrites struct {
+	store.Store
+	puts atomic.Int64
+}
+
+func (c *countedWrites) PutBlobs(ctx context.Context, blobs []store.Blob) error {
+	c.puts.Add(1)
+	return c.Store.PutBlobs(ctx, blobs)
+}
+
+// TestAWaitingGrepHoldsTheStoresWritesUntilAnswered: when a grep waits for
+// a version (ForGrep) as its download is verified, the offer holds the
+// store's writes behind the ingest until the grep's first search has
+// ended, so they do not share the cores with the answer; a list or read
+// waiting holds nothing.
+func TestAWaitingGrepHoldsTheStoresWritesUntilAnswered(t *testing.T) {
+	for _, grepping := range []bool{true, false} {
+		st := &countedWrites{Store: newStore(t)}
+		s := spoolSearcher(t, st, DefaultOptions(t.TempDir()))
+		ctx := t.Context()
+		if grepping {
+			ctx = ForGrep(ctx)
+		}
+		type offer struct {
+			files []store.File
+			held  int
+		}
+		offered := make(chan offer, 1)
+		go func() {
+			files, _ := s.Verified(ctx, "p", "1.0.0", make(chan struct{}))
+			v := s.takeVerified(key("p", "1.0.0"))
+			defer s.releaseBodies(v.b)
+			v.b.holds.mu.Lock()
+			defer v.b.holds.mu.Unlock()
+			offered <- offer{files, v.b.holds.n}
+		}()
+		for waiting := false; !waiting; { // the waiter is counted before the fill starts
+			s.mu.Lock()
+			waiting = s.grepWaits[key("p", "1.0.0")] > 0 || !grepping
+			s.mu.Unlock()
+			runtime.Gosched()
+		}
+		w, done := s.Spool(st, "p", "1.0.0")
+		committed := make(chan error, 1)
+		go func() { committed <- publishThrough(t, w, "p", "1.0.0", spoolFiles()) }()
+		o := <-offered
+		if grepping && (o.held != 1 || st.puts.Load() != 0) {
+			t.Errorf("a grep waited: the offer holds the store's writes %d times, %d written; want held once, none written", o.held, st.puts.Load())
+		}
+		if !grepping && o.held != 0 {
+			t.Errorf("no grep waited: the offer holds the store's writes %d times, want 0", o.held)
+		}
+		if got := grep(t, s, "p", "1.0.0", `needle_7_99\(`); len(got) != 1 {
+			t.Errorf("grep of the offer = %v", got)
+		}
+		// The first search's end lets the writes go (not earlyHoldMax):
+		// the commit follows.
+		s.mu.Lock()
+		e := s.open[key("p", "1.0.0")]
+		s.mu.Unlock()
+		if e == nil || e.early == nil {
+			t.Fatal("the grep was not answered from the offer")
+		}
+		e.early.b.holds.mu.Lock()
+		if n := e.early.b.holds.n; n != 0 {
+			t.Errorf("after the first search the store's writes are held %d times, want 0", n)
+		}
+		e.early.b.holds.mu.Unlock()
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		done()
+		s.bg.Wait()
+	}
 }

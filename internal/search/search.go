@@ -179,6 +179,8 @@ type Searcher struct {
 	// (early.go); verifiedSig is closed, and replaced, at each offer.
 	verified    map[string]*verified
 	verifiedSig chan struct{}
+	// grepWaits counts, by key, the greps waiting in Verified (ForGrep).
+	grepWaits map[string]int
 	// checksums counts local files opened with a full checksum check
 	// (verified.go), for tests.
 	checksums atomic.Int64
@@ -219,7 +221,7 @@ func New(st Store, opt Options) (*Searcher, error) {
 		}
 	}
 	s := &Searcher{st: st, opt: opt, log: opt.Logger, open: map[string]*entry{}, lru: list.New(), spools: map[string]*bodies{},
-		verified: map[string]*verified{}, verifiedSig: make(chan struct{}),
+		verified: map[string]*verified{}, verifiedSig: make(chan struct{}), grepWaits: map[string]int{},
 		builds: semaphore.NewWeighted(int64(opt.MaxBuilds)), writeBack: semaphore.NewWeighted(opt.WriteBackBytes), tooLarge: failures{max: 4096}, unusable: failures{max: 4096}}
 	s.text = newTextCache(s, opt.TextCacheBytes)
 	s.disk = openDiskCache(opt.Dir, opt.CacheBytes, opt.Logger)
@@ -288,6 +290,9 @@ func (s *Searcher) Search(ctx context.Context, name, version string, q index.Que
 		return index.Result{}, err
 	}
 	defer s.release(e)
+	if v := e.early; v != nil && v.firstGrep != nil {
+		defer v.firstGrep() // the store's writes go on (early.go)
+	}
 	res, err := e.ix.Search(ctx, q, s.opt.Search)
 	if err != nil && e.fromStore && errors.Is(err, index.ErrCorrupt) {
 		s.discardStored(e, name, version, err)
