@@ -373,14 +373,7 @@ func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Co
 	if closed { // a load cancelled by Close may still be leaving the group
 		return index.Stats{}, errClosed
 	}
-	ch := s.group.DoChan(sk, func() (any, error) {
-		if !s.start(&s.loads) {
-			return nil, errClosed
-		}
-		defer s.loads.Done()
-		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		defer stop()
-		defer context.AfterFunc(s.bgCtx, stop)()
+	r, err := s.once(ctx, &s.group, sk, func(lctx context.Context) (any, error) {
 		l, err := load(lctx)
 		if err != nil {
 			return nil, err
@@ -391,14 +384,32 @@ func (s *Searcher) detached(ctx context.Context, sk string, load func(context.Co
 		}
 		return st, nil
 	})
+	if err != nil {
+		return index.Stats{}, err
+	}
+	return r.(index.Stats), nil
+}
+
+// once runs fn once per key in g however many callers, detached from
+// ctx: one caller giving up does not fail the others, who share its
+// work. It is counted in s.loads and cancelled by Close, which waits for
+// it; each caller waits for its result or its own ctx.
+func (s *Searcher) once(ctx context.Context, g *singleflight.Group, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := g.DoChan(key, func() (any, error) {
+		if !s.start(&s.loads) {
+			return nil, errClosed
+		}
+		defer s.loads.Done()
+		fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		defer stop()
+		defer context.AfterFunc(s.bgCtx, stop)()
+		return fn(fctx)
+	})
 	select {
 	case r := <-ch:
-		if r.Err != nil {
-			return index.Stats{}, r.Err
-		}
-		return r.Val.(index.Stats), nil
+		return r.Val, r.Err
 	case <-ctx.Done():
-		return index.Stats{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 

@@ -118,31 +118,18 @@ func (c *textCache) Body(ctx context.Context, key string) ([]byte, error) {
 	if b, ok := c.lru.Get(h); ok {
 		return b, nil
 	}
-	s := c.s
-	ch := c.group.DoChan(key, func() (any, error) {
-		if !s.start(&s.loads) {
-			return nil, errClosed
-		}
-		defer s.loads.Done()
-		fctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		defer stop()
-		defer context.AfterFunc(s.bgCtx, stop)()
-		b, err := s.body(fctx, h)
+	b, err := c.s.once(ctx, &c.group, key, func(fctx context.Context) (any, error) {
+		b, err := c.s.body(fctx, h)
 		if err != nil {
 			return nil, err
 		}
 		c.lru.Add(h, b, int64(len(b))) // not kept when over the whole budget
 		return b, nil
 	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.([]byte), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err != nil {
+		return nil, err
 	}
+	return b.([]byte), nil
 }
 
 // body reads the body h from the store and checks that it is the body
