@@ -60,20 +60,26 @@ func emptyCache(t *testing.T, dir string) {
 // (the background indexer, which spools the fill's bodies), over held.
 func earlyEnv(t *testing.T, held *heldStore, data []byte, opts ...fakeregistry.PublishOption) (fill.Filler, *search.Searcher, string) {
 	t.Helper()
+	s, dir := heldSearcher(t, held)
+	h := fakeregistry.NewTarballHost(t, data, fakeregistry.Whole)
+	reg := fakeregistry.New(t)
+	reg.Publish("big", "1.0.0", data, append(opts, fakeregistry.WithTarballURL(h.URL()))...)
+	up := upstream.New(reg.NPM(), upstream.Config{AllowedTarballHosts: []string{h.Host()}}, nil)
+	f := fill.New(held, up, fill.Options{Timeout: time.Minute, Ingest: smallBatches(), Index: s.Later(time.Minute)})
+	return f, s, dir
+}
+
+// heldSearcher is the mirror's searcher over held, with its index cache
+// in a fresh dir (returned), closed when the test ends.
+func heldSearcher(t *testing.T, held *heldStore) (*search.Searcher, string) {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := search.New(held.Store, search.DefaultOptions(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	h := fakeregistry.NewTarballHost(t, data, fakeregistry.Whole)
-	reg := fakeregistry.New(t)
-	reg.Publish("big", "1.0.0", data, append(opts, fakeregistry.WithTarballURL(h.URL()))...)
-	up := upstream.New(reg.NPM(), upstream.Config{AllowedTarballHosts: []string{h.Host()}}, nil)
-	lim := ingest.DefaultLimits()
-	lim.BatchBytes = 64 << 10
-	f := fill.New(held, up, fill.Options{Timeout: time.Minute, Ingest: lim, Index: s.Later(time.Minute)})
-	return f, s, dir
+	return s, dir
 }
 
 // fillAsync starts f's fill of big@1.0.0; the channel closes when it ends,
@@ -242,22 +248,16 @@ func TestCancelledIngestLeavesNoSpool(t *testing.T) {
 			t.Parallel()
 			held := newHeld(t, kind, nil)
 			defer close(held.release)
-			dir := t.TempDir()
-			s, err := search.New(held.Store, search.DefaultOptions(dir))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s, dir := heldSearcher(t, held)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			w, release := s.Spool(held, "big", "1.0.0")
-			lim := ingest.DefaultLimits()
-			lim.BatchBytes = 64 << 10
 			done := make(chan struct{})
+			var err error
 			go func() {
 				defer close(done)
 				defer release()
-				_, err = ingest.Ingest(ctx, w, "big", "1.0.0", "sha512-checked", data, lim)
+				_, err = ingest.Ingest(ctx, w, "big", "1.0.0", "sha512-checked", data, smallBatches())
 			}()
 			if _, ok := s.Verified(t.Context(), "big", "1.0.0", done); !ok {
 				t.Fatalf("not offered: %v", err)

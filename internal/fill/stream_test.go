@@ -76,9 +76,15 @@ func streamEnv(t *testing.T, st store.Store, data []byte, h *fakeregistry.Tarbal
 	reg := fakeregistry.New(t)
 	reg.Publish("big", "1.0.0", data, append(opts, fakeregistry.WithTarballURL(h.URL()))...)
 	up := upstream.New(reg.NPM(), upstream.Config{AllowedTarballHosts: []string{h.Host()}, MaxTarballBytes: maxTarball}, nil)
+	return fill.New(st, up, fill.Options{Timeout: time.Minute, Ingest: smallBatches(), FailedRetryAfter: time.Hour})
+}
+
+// smallBatches are ingest's limits with 64 KiB batches, so that
+// bigPackage's bodies span several PutBlobs.
+func smallBatches() ingest.Limits {
 	lim := ingest.DefaultLimits()
 	lim.BatchBytes = 64 << 10
-	return fill.New(st, up, fill.Options{Timeout: time.Minute, Ingest: lim, FailedRetryAfter: time.Hour})
+	return lim
 }
 
 // invisible fails the test when anything of big@1.0.0 can be listed.
@@ -182,9 +188,7 @@ func TestStreamCancelledMidDownload(t *testing.T) {
 			defer d.Close()
 			w := &firstPut{Store: st, done: make(chan struct{})}
 			go func() { <-h.Sent(); <-w.done; cancel() }()
-			lim := ingest.DefaultLimits()
-			lim.BatchBytes = 64 << 10
-			_, err = ingest.Stream(ctx, w, "big", "1.0.0", pv.Dist.Integrity, d, lim)
+			_, err = ingest.Stream(ctx, w, "big", "1.0.0", pv.Dist.Integrity, d, smallBatches())
 			if !errors.Is(err, context.Canceled) || fill.BadBytes(err) {
 				t.Fatalf("Stream = %v, want context.Canceled", err)
 			}
