@@ -63,6 +63,7 @@ fi
 
 export PKGSCOPE_TEST_DATABASE_URL="$pg_url" PKGSCOPE_TEST_REDIS_ADDR="$redis_addr"
 npm ci --prefix e2e/mcp-client --no-audit --no-fund --loglevel=error >/dev/null
+npm ci --prefix e2e/axe --no-audit --no-fund --loglevel=error >/dev/null
 go vet ./...
 # -vet=off: go vet above ran every default analyzer on every package and
 # its tests, a superset of the few go test would run again on each.

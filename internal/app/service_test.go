@@ -147,7 +147,7 @@ var param = regexp.MustCompile(`:[^/]+`)
 
 // open are the routes that answer without a token: the health checks,
 // and the web page's login form with its static files.
-var open = map[string]bool{"/healthz": true, "/readyz": true, "/login": true, "/static/*": true, "/static/highlight.css": true}
+var open = map[string]bool{"/healthz": true, "/readyz": true, "/login": true, "/robots.txt": true, "/static/*": true, "/static/highlight.css": true}
 
 // TestAuthOnEveryRoute walks every route the real app registers: with
 // tokens configured, each but the health checks answers 401 (with the

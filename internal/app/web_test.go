@@ -117,8 +117,34 @@ func webPackage(t *testing.T) []byte {
 		"index.js":         "window.leaked = 'secret';\n",
 		"lib/util.ts":      long.String() + "export function needle(): string { return 'found'; }\n",
 		"types/index.d.ts": "export declare function needle(): string;\n",
-		"README.md":        "# demo\n",
+		"README.md":        "# demo\n\nA demo. See [the util](lib/util.ts).\n\n<script>window.pwned = 1</script>\n",
+		"lib/long.js":      longFile(1500),
 	})
+}
+
+// longFile is n numbered lines: past the page's 1,000 lines.
+func longFile(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "const l%d = %d;\n", i, i)
+	}
+	return b.String()
+}
+
+// fetch presses the Fetch button of name@version's page, as the page's
+// form does (a same-origin POST), and fails unless the version is then
+// shown.
+func (m *mirror) fetch(spec string) {
+	m.t.Helper()
+	resp, err := http.Post(m.srv.URL+"/browse/"+spec+"/", "application/x-www-form-urlencoded", nil)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `class="tree"`) {
+		m.t.Fatalf("fetching %s: %d %.300s", spec, resp.StatusCode, b)
+	}
 }
 
 // TestWebPagesInBrowser follows the pages as a person does: log in,
@@ -140,10 +166,14 @@ func TestWebPagesInBrowser(t *testing.T) {
 		t.Errorf("wrong token: %q", text)
 	}
 	navigating(p, func() { p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter) })
-	p.MustElement("table.tree")
+	// Not stored yet: following the link offers a button, and only the
+	// button fetches.
+	p.MustElement("form.fetch button")
 	if loc := p.MustInfo().URL; !strings.HasSuffix(loc, "/browse/demo@1.1.0/") {
 		t.Errorf("after login at %s, want the exact version's page", loc)
 	}
+	navigating(p, func() { p.MustElement("form.fetch button").MustClick() })
+	p.MustElement("table.tree")
 
 	// Follow the tree to a file: numbered, highlighted lines.
 	navigating(p, func() { p.MustElementX(`//table[contains(@class,"tree")]//a[text()="lib/"]`).MustClick() })
@@ -170,6 +200,34 @@ func TestWebPagesInBrowser(t *testing.T) {
 		t.Errorf("#L2-L4 marked %q", ids)
 	}
 
+	// A line past the first page: the page holding it, the line marked
+	// and in view; line numbers are links outside the tab order.
+	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/lib/long.js#L1137")
+	p.MustWait(`() => !!document.querySelector("tr.hl#L1137")`)
+	if loc := p.MustInfo().URL; !strings.Contains(loc, "?line=1137#L1137") {
+		t.Errorf("#L1137 led to %s, want ?line=1137#L1137", loc)
+	}
+	if !p.MustEval(`() => { const r = document.getElementById("L1137").getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }`).Bool() {
+		t.Error("line 1137 is marked but not in view")
+	}
+	if n := p.MustEval(`() => document.querySelectorAll('td.ln a:not([tabindex="-1"])').length`).Int(); n != 0 {
+		t.Errorf("%d line numbers are tab stops", n)
+	}
+	// Click a line, shift-click another: the range.
+	p.MustElement("#L1140 td.ln a").MustClick()
+	p.MustWait(`() => location.hash === "#L1140"`)
+	if err := p.Keyboard.Press(input.ShiftLeft); err != nil {
+		t.Fatal(err)
+	}
+	p.MustElement("#L1143 td.ln a").MustClick()
+	if err := p.Keyboard.Release(input.ShiftLeft); err != nil {
+		t.Fatal(err)
+	}
+	p.MustWait(`() => location.hash === "#L1140-L1143"`)
+	if ids := p.MustEval(`() => Array.from(document.querySelectorAll("tr.hl")).map(r => r.id).join(",")`).Str(); ids != "L1140,L1141,L1142,L1143" {
+		t.Errorf("shift-click marked %q", ids)
+	}
+
 	// Grep from the page and follow a result to its line.
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
 	navigating(p, func() { p.MustElement("#grep-q").MustInput("needle").MustType(input.Enter) })
@@ -188,9 +246,10 @@ func TestWebPagesInBrowser(t *testing.T) {
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/")
 	p.MustElement("details.versions summary").MustClick()
 	navigating(p, func() { p.MustElement("#cmp-to").MustInput("1.0.0").MustType(input.Enter) })
+	navigating(p, func() { p.MustElement("form.fetch button").MustClick() })
 	p.MustElement("pre.diff")
-	if n := p.MustEval(`() => document.querySelectorAll("pre.diff .d-file").length`).Int(); n != 5 {
-		t.Errorf("diff 1.1.0 → 1.0.0 shows %d files, want 5 (four deleted, index.js changed)", n)
+	if n := p.MustEval(`() => document.querySelectorAll("pre.diff .d-file").length`).Int(); n != 6 {
+		t.Errorf("diff 1.1.0 → 1.0.0 shows %d files, want 6 (five deleted, index.js changed)", n)
 	}
 	if text := p.MustElement("pre.diff").MustText(); !strings.Contains(text, "-window.leaked = 'secret';") || !strings.Contains(text, "+old") {
 		t.Errorf("the diff page lacks index.js's change:\n%s", text)
@@ -251,6 +310,9 @@ func TestWebCrossSiteCannotRead(t *testing.T) {
 	p := b.MustPage(victim + "/login")
 	navigating(p, func() { p.MustElement("#login-token").MustInput("web-t0ken").MustType(input.Enter) })
 	p.MustElement("#find-q")
+	p.MustNavigate(victim + "/browse/demo@1.1.0/")
+	navigating(p, func() { p.MustElement("form.fetch button").MustClick() })
+	p.MustElement("table.tree")
 	p.MustNavigate(attackerURL).MustWaitLoad()
 	p.MustWait(`() => window.done === true`)
 	leaked := p.MustEval(`() => String(window.leaked)`).Str()
@@ -295,6 +357,11 @@ func TestAnswersLinkToTheWebPage(t *testing.T) {
 	}
 	if want := public + "/browse/demo@1.1.0/lib/util.ts?offset=31#L31"; read.Browse != want {
 		t.Fatalf("read links to %q, want %q", read.Browse, want)
+	}
+	// The answer may come from the verified download before the commit;
+	// the page shows stored versions only (it never fills).
+	if err := m.app.EnsureIndex(t.Context(), "demo", "1.1.0"); err != nil {
+		t.Fatal(err)
 	}
 	page, _, _ := strings.Cut(strings.TrimPrefix(read.Browse, public), "#")
 	resp, body := m.get(page)
@@ -353,6 +420,7 @@ func TestTokenlessCrossSiteScriptCannotRun(t *testing.T) {
 func TestWebRawStreams(t *testing.T) {
 	m := newMirror(t, embedded)
 	m.reg.Publish("demo", "1.1.0", webPackage(t))
+	m.fetch("demo@1.1.0")
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, m.srv.URL+"/browse/demo@1.1.0/index.js?raw=1", nil)
 	req.Header.Set("Range", "bytes=7-12")
 	resp, err := http.DefaultClient.Do(req)
@@ -378,6 +446,7 @@ func TestWebGrepPages(t *testing.T) {
 	m.reg.Publish("hay", "1.0.0", tarballtest.Package(t, map[string]string{
 		"src/deep/stack.js": many.String(), "src/top.ts": "export const needle = 1;\n",
 	}))
+	m.fetch("hay@1.0.0")
 	hit := regexp.MustCompile(`<li><a href="([^"]+)"><span class="ln">`)
 	next := regexp.MustCompile(`<a rel="next" href="([^"]+)">More matches`)
 	seen := map[string]bool{}
@@ -422,6 +491,7 @@ func TestWebGrepSameBytes(t *testing.T) {
 	m := newMirror(t, embedded)
 	decl := "export declare const needle: 1;\nexport declare const needle2: 2;\n"
 	m.reg.Publish("twin", "1.0.0", tarballtest.Package(t, map[string]string{"index.d.cts": decl, "index.d.ts": decl}))
+	m.fetch("twin@1.0.0")
 	resp, body := m.get("/browse/twin@1.0.0/?grep=needle")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET: %d", resp.StatusCode)

@@ -183,6 +183,14 @@ func resolvedFrom(version string) string {
 	return "dist-tag " + spec.Raw
 }
 
+// Correct is the correction an answer gives an error opening name: an
+// unknown package names the closest published ones, a name with capitals
+// its lower-case form; other errors are returned unchanged. The web page
+// uses it where it opens versions itself.
+func (s *Service) Correct(ctx context.Context, name string, err error) error {
+	return s.unknownPackage(ctx, name, err)
+}
+
 // unknownPackage turns the registry's "no such package" into one that
 // names the closest published packages; other errors pass unchanged.
 //

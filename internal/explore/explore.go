@@ -120,6 +120,7 @@ type Service struct {
 	suggest  Suggester
 	lim      Limits
 	browse   string // Options.BrowseURL
+	filler   Filler // Options.Filler, for Fill
 }
 
 // New composes the read chain from opt (the order is the package
@@ -136,10 +137,10 @@ func New(opt Options) *Service {
 		full = &access{next: full, allow: opt.Access}
 	}
 	base, full = checked{base}, checked{full}
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler}
 		s.stored.stored = s.stored
 	}
 	return s
@@ -205,6 +206,30 @@ func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
 // fill, a search of an opened version. A name that cannot be an npm
 // package name is an *InputError before any link sees it.
 func (s *Service) Versions() Versions { return s.pkgs }
+
+// Fill brings t's version into the store and returns it once the store
+// has committed it: the web page's Fetch button. Open answers as soon as
+// a download is verified, before the commit; the pages that follow the
+// button read the store, so they must find the version there. Resolving
+// goes through the chain (the access check first); a version already
+// stored is answered without a fill.
+func (s *Service) Fill(ctx context.Context, t Target) (*Opened, error) {
+	spec, err := t.Spec()
+	if err != nil {
+		return nil, err
+	}
+	version, err := s.pkgs.Resolve(ctx, t.PackageName, spec)
+	if err != nil {
+		return nil, err
+	}
+	if s.filler == nil {
+		return s.pkgs.Open(ctx, t.PackageName, exact(version))
+	}
+	if err := s.filler.Fill(ctx, t.PackageName, version); err != nil {
+		return nil, fmt.Errorf("fetching %s@%s: %w", t.PackageName, version, err)
+	}
+	return s.pkgs.Stored(ctx, t.PackageName, version)
+}
 
 // FileOf returns one file of a version Open opened: its entry, body, and
 // the version it was read from (o, or the stored version when a cold

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -61,21 +62,33 @@ func (p *Pages) browse(c echo.Context) error {
 	if err != nil {
 		return p.fail(c, &explore.InputError{Field: "url", Err: err})
 	}
-	ctx := c.Request().Context()
-	o, err := p.d.Packages.Open(ctx, explore.Target{PackageName: t.Name, Version: t.Spec})
-	if err != nil {
-		return p.fail(c, err)
-	}
-	base := "/browse/" + o.Name + "@" + o.Version + "/"
-	if t.Spec != o.Version {
+	o, exact, err := p.stored(c, t.Name, t.Spec)
+	// /browse/{name}[@{spec}] without a slash is the package page; with
+	// one, the version's files.
+	pkgPage := file == "" && !strings.HasSuffix(rest, "/")
+	if exact != "" && exact != t.Spec {
 		// A range or tag: send the reader to the exact version, so the
-		// page and its links name what they show and never move.
-		u := base + file
+		// page and its links name what they show and never move. It
+		// needs no fill: the registry's metadata resolves it.
+		u := "/browse/" + t.Name + "@" + exact
+		if !pkgPage {
+			u += "/" + file
+		}
 		if q := c.QueryString(); q != "" {
 			u += "?" + q
 		}
 		return c.Redirect(http.StatusFound, u)
 	}
+	if errors.Is(err, errNotStored) {
+		return p.offerFetch(c, t.Name, exact)
+	}
+	if err != nil {
+		return p.fail(c, err)
+	}
+	if pkgPage {
+		return p.packagePage(c, o)
+	}
+	base := "/browse/" + o.Name + "@" + o.Version + "/"
 	d := &browseData{Name: o.Name, Version: o.Version, Base: base}
 	folder := strings.TrimSuffix(file, "/")
 	if file != "" && !strings.HasSuffix(file, "/") {
@@ -83,12 +96,12 @@ func (p *Pages) browse(c echo.Context) error {
 			return p.fileView(c, d, o, o.Files[i])
 		}
 		if !hasFolder(o.Files, file) {
-			return p.fail(c, &explore.NotFoundError{What: fmt.Sprintf("file or folder %q in %s@%s", file, o.Name, o.Version)})
+			return p.missing(c, o, file)
 		}
 		return c.Redirect(http.StatusFound, base+file+"/")
 	}
 	if folder != "" && !hasFolder(o.Files, folder) {
-		return p.fail(c, &explore.NotFoundError{What: fmt.Sprintf("folder %q in %s@%s", folder, o.Name, o.Version)})
+		return p.missing(c, o, folder)
 	}
 	d.Path = folder
 	d.Crumbs = crumbs(base, folder, true)
@@ -121,7 +134,11 @@ func (p *Pages) browse(c echo.Context) error {
 			status = d.Grep.Status
 		}
 	}
-	return p.render(c, status, "folder", page{Title: o.Name + "@" + o.Version + "/" + d.Path, Data: d})
+	title := o.Name + "@" + o.Version + "/" + d.Path
+	if d.Grep != nil {
+		title = "grep " + d.Grep.Pattern + " in " + title
+	}
+	return p.render(c, status, "folder", page{Title: title, Data: d})
 }
 
 // hasFolder reports whether some file lies under folder/.
@@ -186,45 +203,91 @@ func crumbs(base, p string, linkLast bool) []crumb {
 	return out
 }
 
-// versionsData is the version picker: dist-tags and the newest versions.
+// versionsData is the version switcher: dist-tags first, then releases
+// newest first, prereleases folded apart (zod's canary builds outnumber
+// its releases ten to one), the current version marked. A browse page
+// lists the newest ListNames of each; the package page's ?versions= lists
+// every version whose name contains its text ("" for all), so each is
+// one link away.
 type versionsData struct {
-	Tags     []crumb // name = tag, href = its version's page
-	Versions []crumb
-	More     int
+	Name, Current string
+	Tags          []verLink // Name is the tag
+	Releases, Pre []verLink
+	// More counts the versions not listed; All is the page listing them.
+	More   int
+	All    string
+	Filter string
+	// Filtered is set on the package page's list of every version.
+	Filtered bool
 }
 
-// versions lists name's dist-tags and newest versions; nil when the
-// registry cannot say now (the page is still useful without them).
+// verLink is one version in the switcher.
+type verLink struct {
+	Name, Version, Href string
+	Current             bool
+}
+
+// prerelease reports a version with a prerelease part (1.0.0-canary.3).
+func prerelease(v string) bool {
+	core, _, _ := strings.Cut(v, "+")
+	return strings.Contains(core, "-")
+}
+
+// versions lists name's dist-tags and versions for the switcher; nil when
+// the registry cannot say now (the page is still useful without them).
+// filter limits them to versions containing it, all listed, when all.
 func (p *Pages) versions(c echo.Context, name, current string) *versionsData {
+	return p.versionList(c, name, current, "", false)
+}
+
+func (p *Pages) versionList(c echo.Context, name, current, filter string, all bool) *versionsData {
 	pk, err := p.d.Packages.Versions().Packument(c.Request().Context(), name)
 	if err != nil {
 		p.log.Debug("web: versions", "package", name, "err", err)
 		return nil
 	}
-	vd := &versionsData{}
+	link := func(label, v string) verLink {
+		return verLink{Name: label, Version: v, Href: "/browse/" + name + "@" + v, Current: v == current}
+	}
+	vd := &versionsData{Name: name, Current: current, Filter: filter, Filtered: all,
+		All: "/browse/" + name + "@" + current + "?versions=#versions"}
 	tags := make([]string, 0, len(pk.DistTags))
 	for t := range pk.DistTags {
 		tags = append(tags, t)
 	}
-	slices.Sort(tags)
+	// latest first, then the others by name.
+	slices.SortFunc(tags, func(a, b string) int {
+		if (a == "latest") != (b == "latest") {
+			if a == "latest" {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	for _, t := range tags {
-		vd.Tags = append(vd.Tags, crumb{Name: t + ": " + pk.DistTags[t], Href: "/browse/" + name + "@" + pk.DistTags[t] + "/"})
+		vd.Tags = append(vd.Tags, link(t, pk.DistTags[t]))
 	}
 	vs := make([]string, 0, len(pk.Versions))
 	for v := range pk.Versions {
-		vs = append(vs, v)
+		if strings.Contains(v, filter) {
+			vs = append(vs, v)
+		}
 	}
 	slices.SortFunc(vs, func(a, b string) int { return semver.Compare(b, a) })
-	if len(vs) > p.lim.ListNames {
-		vd.More = len(vs) - p.lim.ListNames
-		vs = vs[:p.lim.ListNames]
-	}
 	for _, v := range vs {
-		href := "/browse/" + name + "@" + v + "/"
-		if v == current {
-			href = ""
+		l := link(v, v)
+		l.Name = v
+		if prerelease(v) {
+			if all || len(vd.Pre) < p.lim.ListNames || v == current {
+				vd.Pre = append(vd.Pre, l)
+				continue
+			}
+		} else if all || len(vd.Releases) < p.lim.ListNames || v == current {
+			vd.Releases = append(vd.Releases, l)
+			continue
 		}
-		vd.Versions = append(vd.Versions, crumb{Name: v, Href: href})
+		vd.More++
 	}
 	return vd
 }
@@ -241,6 +304,10 @@ type grepData struct {
 	Error                  string
 	// Status is the API's status for Error (explore.Classify), 0 without.
 	Status int
+	// Notes are the API's notes; with no match, what it ruled out and
+	// the widenings it ran (what each would find). Widen links them.
+	Notes []string
+	Widen []crumb
 }
 
 type grepFile struct {
@@ -321,11 +388,15 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 		}
 		href := f.Href + "#L" + strconv.Itoa(m.Line)
 		if m.Line > p.lim.PageLines {
-			href = f.Href + "?offset=" + strconv.Itoa(pageStart(m.Line, p.lim.PageLines)) + "#L" + strconv.Itoa(m.Line)
+			href = f.Href + "?line=" + strconv.Itoa(m.Line) + "#L" + strconv.Itoa(m.Line)
 		}
 		f.Lines = append(f.Lines, grepLine{N: m.Line, Href: href, Text: text})
 	}
 	g.Matches = len(res.Matches)
+	g.Notes = res.Notes
+	if g.Matches == 0 && r.Cursor == "" {
+		g.Widen = widenLinks(c, g)
+	}
 	if res.Truncated {
 		g.Truncated = res.TruncatedBy
 	}
@@ -336,6 +407,32 @@ func (p *Pages) grep(c echo.Context, o *explore.Opened, folder, pattern string) 
 		g.Next = c.Request().URL.Path + "?" + q.Encode()
 	}
 	return g
+}
+
+// widenLinks are the grep page's own links for the widenings the API
+// names for a grep with no match: the same grep with one restriction
+// lifted.
+func widenLinks(c echo.Context, g *grepData) []crumb {
+	var out []crumb
+	with := func(name string, edit func(q url.Values)) {
+		q := c.QueryParams()
+		q.Del("cursor")
+		edit(q)
+		out = append(out, crumb{Name: name, Href: c.Request().URL.Path + "?" + q.Encode()})
+	}
+	if !g.Fixed && strings.ContainsAny(g.Pattern, "$^*+?()[]{}|") {
+		with("as literal text", func(q url.Values) { q.Set("F", "1") })
+	}
+	if !g.CaseInsensitive && strings.ToLower(g.Pattern) != strings.ToUpper(g.Pattern) {
+		with("ignoring case", func(q url.Values) { q.Set("i", "1") })
+	}
+	if g.WholeWord {
+		with("not only whole words", func(q url.Values) { q.Del("w") })
+	}
+	if g.Include != "" {
+		with("in every file", func(q url.Values) { q.Del("include") })
+	}
+	return out
 }
 
 // pageStart is the first line of the page of a file that holds line n.
@@ -369,13 +466,24 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 	fd := &fileData{Size: f.Size, Raw: d.Base + pkgpath.Escape(f.Path) + "?raw=1"}
 	d.File = fd
 	raw := c.QueryParam("raw") != ""
-	start := 1
-	if s := c.QueryParam("offset"); s != "" && !raw {
+	start, line := 1, 0
+	for _, field := range []string{"offset", "line"} {
+		s := c.QueryParam(field)
+		if s == "" || raw {
+			continue
+		}
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			return p.fail(c, &explore.InputError{Field: "offset", Err: errors.New("give a line number, 1 or more")})
+			return p.fail(c, &explore.InputError{Field: field, Err: errors.New("give a line number, 1 or more")})
 		}
-		start = n
+		if field == "offset" {
+			start = n
+		} else {
+			// ?line=N#LN: the page holding line N, wherever it is in the
+			// file (a bare #L1137 past the first page is sent here by
+			// the page's script).
+			line, start = n, pageStart(n, p.lim.PageLines)
+		}
 	}
 	if f.Binary && !raw {
 		fd.Binary = true
@@ -383,27 +491,28 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 	}
 	// A page seen before is kept whole (bodies are immutable under their
 	// hash): it needs no read of the body at all.
-	key := litKey{hash: f.Hash, ext: path.Ext(f.Path), start: start, width: p.lim.LineWidth}
-	lit, ok := p.lit.Get(key)
-	if !ok || raw {
+	if raw {
 		_, body, _, err := p.d.Packages.FileOfStream(c.Request().Context(), o, f.Path)
 		if err != nil {
 			return p.fail(c, err)
 		}
 		defer body.Close()
-		if raw {
-			return serveRaw(c, f, body)
+		return serveRaw(c, f, body)
+	}
+	lit, err := p.litPage(c, o, f, start)
+	if err != nil {
+		return p.fail(c, err)
+	}
+	if line > 0 && start+len(lit.lines)-1 < line && line <= lit.total {
+		// The byte budget ended the aligned page before the line: start
+		// a few lines above it instead.
+		start = max(1, line-lineContext)
+		if lit, err = p.litPage(c, o, f, start); err != nil {
+			return p.fail(c, err)
 		}
-		lines, total, cutBy, err := pageOf(body, start, p.lim)
-		if err != nil {
-			return p.fail(c, fmt.Errorf("reading %s of %s@%s: %w", f.Path, o.Name, o.Version, err))
-		}
-		if start > 1 && start > total {
-			return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %s", english.Count(total, "line"))})
-		}
-		lit = litPage{total: total, cutBy: cutBy}
-		lit.lines, lit.lexed = highlight(f.Path, lines, start)
-		p.lit.Add(key, lit, lit.cost())
+	}
+	if start > 1 && start > lit.total {
+		return p.fail(c, &explore.InputError{Field: "offset", Err: fmt.Errorf("the file has %s", english.Count(lit.total, "line"))})
 	}
 	fd.Total, fd.Start, fd.End, fd.CutBy = lit.total, start, start+len(lit.lines)-1, lit.cutBy
 	fd.Lines, fd.Highlight = lit.lines, lit.lexed
@@ -415,6 +524,33 @@ func (p *Pages) fileView(c echo.Context, d *browseData, o *explore.Opened, f sto
 		fd.Next = self + "?offset=" + strconv.Itoa(fd.End+1)
 	}
 	return p.render(c, http.StatusOK, "file", page{Title: o.Name + "@" + o.Version + "/" + f.Path, Data: d})
+}
+
+// lineContext is how many lines a page sent to a line (?line=) shows
+// above it when the aligned page does not reach it.
+const lineContext = 10
+
+// litPage returns the highlighted page of f from line start. A page seen
+// before is kept whole (bodies are immutable under their hash): it needs
+// no read of the body at all.
+func (p *Pages) litPage(c echo.Context, o *explore.Opened, f store.File, start int) (litPage, error) {
+	key := litKey{hash: f.Hash, ext: path.Ext(f.Path), start: start, width: p.lim.LineWidth}
+	lit, ok := p.lit.Get(key)
+	if !ok {
+		_, body, _, err := p.d.Packages.FileOfStream(c.Request().Context(), o, f.Path)
+		if err != nil {
+			return litPage{}, err
+		}
+		defer body.Close()
+		lines, total, cutBy, err := pageOf(body, start, p.lim)
+		if err != nil {
+			return litPage{}, fmt.Errorf("reading %s of %s@%s: %w", f.Path, o.Name, o.Version, err)
+		}
+		lit = litPage{total: total, cutBy: cutBy}
+		lit.lines, lit.lexed = highlight(f.Path, lines, start)
+		p.lit.Add(key, lit, lit.cost())
+	}
+	return lit, nil
 }
 
 // pageLine is one line of a page: its first LineWidth bytes (cut at a

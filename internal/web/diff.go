@@ -1,7 +1,9 @@
 package web
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,6 +52,22 @@ func (p *Pages) diffPage(c echo.Context) error {
 	d := &diffData{Name: ref.Name, From: c.QueryParam("from"), To: c.QueryParam("to"), Include: c.QueryParam("include")}
 	if d.From == "" || d.To == "" {
 		return p.render(c, http.StatusOK, "diff", page{Title: "Compare " + ref.Name, Data: d})
+	}
+	// Following a diff link never fills the store either (fetch.go).
+	var missing []string
+	for _, v := range []string{d.From, d.To} {
+		_, exact, err := p.stored(c, ref.Name, v)
+		switch {
+		case errors.Is(err, errNotStored):
+			if !slices.Contains(missing, exact) {
+				missing = append(missing, exact)
+			}
+		case err != nil:
+			return p.fail(c, err)
+		}
+	}
+	if len(missing) > 0 {
+		return p.offerFetch(c, ref.Name, missing...)
 	}
 	req := explore.Request{Action: "diff", PackageName: ref.Name, From: d.From, To: d.To, MaxBytes: diffPageBytes, Cursor: c.QueryParam("cursor")}
 	if d.Include != "" {

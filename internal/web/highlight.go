@@ -13,8 +13,9 @@ import (
 	"github.com/alecthomas/chroma/v2/styles"
 )
 
-// styleName is the chroma style the page's CSS is generated from.
-const styleName = "github"
+// styleName and darkStyleName are the chroma styles the page's CSS is
+// generated from: the dark one applies under prefers-color-scheme: dark.
+const styleName, darkStyleName = "github", "github-dark"
 
 // maxHighlightBytes bounds the text given to the highlighter on one page:
 // chroma's regexp lexers cost about 10 ms per 100 KiB of JavaScript here;
@@ -118,10 +119,17 @@ var (
 // highlightCSS is the stylesheet for highlight's classes.
 func highlightCSS() []byte {
 	cssOnce.Do(func() {
+		// Each style under its own media query: a token class the dark
+		// style leaves out then takes the page's text colour, not the
+		// light style's (dark grey on the dark background).
 		var b bytes.Buffer
 		f := chromahtml.New(chromahtml.WithClasses(true))
-		if err := f.WriteCSS(&b, styles.Get(styleName)); err != nil {
-			panic("web: chroma CSS: " + err.Error()) // a programming error: the style is built in
+		for _, s := range []struct{ scheme, style string }{{"light", styleName}, {"dark", darkStyleName}} {
+			b.WriteString("@media (prefers-color-scheme: " + s.scheme + ") {\n")
+			if err := f.WriteCSS(&b, styles.Get(s.style)); err != nil {
+				panic("web: chroma CSS: " + err.Error()) // a programming error: the style is built in
+			}
+			b.WriteString("}\n")
 		}
 		cssText = b.Bytes()
 	})

@@ -33,7 +33,6 @@ func (p *Pages) home(c echo.Context) error {
 			if t.Spec != "" {
 				d.Open += "@" + t.Spec
 			}
-			d.Open += "/"
 		}
 		if p.d.Catalog != nil {
 			names, err := p.d.Catalog.Names(ctx, d.Query, p.lim.ListNames)
@@ -71,7 +70,11 @@ func (p *Pages) home(c echo.Context) error {
 		}
 	}
 	d.Warm = p.myWarmRequests(c)
-	return p.render(c, http.StatusOK, "home", page{Title: "pkgscope", Query: d.Query, Data: d})
+	title := "pkgscope"
+	if d.Query != "" {
+		title = "Packages matching " + d.Query
+	}
+	return p.render(c, http.StatusOK, "home", page{Title: title, Query: d.Query, Data: d})
 }
 
 // allowed applies the access check to a name before a page lists it.

@@ -10,21 +10,22 @@ import (
 )
 
 // funcs are the templates' helpers; count is english.Count ("1 file",
-// "2 files"), the one plural the API, MCP and these pages share.
-var funcs = template.FuncMap{"bytes": humanBytes, "add": func(a, b int) int { return a + b }, "count": english.Count}
+// "2 files"), the one plural the API, MCP and these pages share, and
+// bytes english.Bytes (decimal KB and MB, as answers and the diff's sizes
+// print them: one unit convention on every page).
+var funcs = template.FuncMap{"bytes": sizeOf, "add": func(a, b int) int { return a + b }, "count": english.Count,
+	"docMarkdown": func(s string) template.HTML { return renderMarkdown([]byte(s), docLink) }}
 
-// humanBytes prints a size as people read it: 912 B, 4.2 KiB, 31.0 MiB.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
+// sizeOf is english.Bytes of an int or int64 (a line's cut bytes are an
+// int, a file's size an int64).
+func sizeOf(n any) string {
+	switch n := n.(type) {
+	case int:
+		return english.Bytes(int64(n))
+	case int64:
+		return english.Bytes(n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprint(n)
 }
 
 // parseTemplates parses each page with the layout and shared parts. A

@@ -7,6 +7,7 @@
 // Pages (all GET unless said):
 //
 //	/                                  find a package, recently stored versions, warm form
+//	/browse/{name}@{version}           the package page: README, versions, dependencies, size
 //	/browse/{name}@{version}/          versions and dist-tags, the folder's files with sizes
 //	/browse/{name}@{version}/{path}    a folder, or a file with line numbers and highlighting
 //	/browse/…/?grep=P                  grep the version (or the folder), results linked to lines
@@ -15,6 +16,11 @@
 //	/warm/{id}                         a warm request's per-package state (POST /warm submits one)
 //	/projects/{id}                     a registered project's node_modules folders and their warmth
 //	/login (GET, POST), /logout (POST) a token kept in an HttpOnly, SameSite=Strict cookie
+//	POST /browse/…, POST /diff/…       the "Fetch" button of a version the store does not hold
+//	/robots.txt                        keeps crawlers to the home page
+//
+// A GET never fills the store (fetch.go): a version not stored yet shows
+// a button that fetches it.
 //
 // A {version} that is a range or a tag redirects to the exact version, so
 // every page names what it shows and its links do not move. The pages read
@@ -56,6 +62,12 @@ type Packages interface {
 	Versions() explore.Versions
 	// Diff answers the diff action: a page of npm diff's text.
 	Diff(ctx context.Context, r explore.Request) (*explore.DiffResult, error)
+	// Correct is the API's correction of an error opening name (the
+	// closest published names of an unknown package).
+	Correct(ctx context.Context, name string, err error) error
+	// Fill brings a version into the store and returns it once
+	// committed (the Fetch button).
+	Fill(ctx context.Context, t explore.Target) (*explore.Opened, error)
 }
 
 // Warmer submits warm requests and reports their progress.
@@ -171,7 +183,7 @@ func IsPage(path string) bool {
 // Public reports whether a page is served without a token: the login form
 // and the static files it needs.
 func Public(path string) bool {
-	return path == "/login" || strings.HasPrefix(path, "/static/")
+	return path == "/login" || path == "/robots.txt" || strings.HasPrefix(path, "/static/")
 }
 
 // Register mounts the pages on e.
@@ -180,8 +192,11 @@ func (p *Pages) Register(e *echo.Echo) {
 	e.GET("/login", p.loginForm)
 	e.POST("/login", p.login)
 	e.POST("/logout", p.logout)
+	e.GET("/robots.txt", func(c echo.Context) error { return c.String(http.StatusOK, robotsTxt) })
 	e.GET("/browse/*", p.browse)
+	e.POST("/browse/*", p.fetchBrowse)
 	e.GET("/diff/*", p.diffPage)
+	e.POST("/diff/*", p.fetchDiff)
 	e.GET("/docs", p.docsSearch)
 	e.GET("/docs/page", p.docsPage)
 	e.GET("/docs/compat", p.docsCompat)
@@ -193,6 +208,7 @@ func (p *Pages) Register(e *echo.Echo) {
 		return c.Blob(http.StatusOK, "text/css; charset=utf-8", highlightCSS())
 	})
 	e.GET("/static/*", echo.WrapHandler(http.FileServer(http.FS(staticFS))))
+	e.RouteNotFound("/*", p.notFound)
 }
 
 // page is what every template gets.
@@ -232,5 +248,9 @@ func (p *Pages) fail(c echo.Context, err error) error {
 			c.Response().Header().Set("Retry-After", itoa(int(cl.RetryAfter.Seconds())))
 		}
 	}
-	return p.render(c, cl.Status, "error", page{Title: http.StatusText(cl.Status), Error: msg})
+	pg := page{Title: http.StatusText(cl.Status), Error: msg}
+	if d := closestPackages(err); d != nil {
+		pg.Data = d
+	}
+	return p.render(c, cl.Status, "error", pg)
 }

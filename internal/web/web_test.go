@@ -125,7 +125,7 @@ func TestLocalPath(t *testing.T) {
 
 func TestTemplatesParse(t *testing.T) {
 	tm := parseTemplates()
-	for _, name := range []string{"home", "folder", "file", "login", "error", "docs", "docpage", "compat", "warm"} {
+	for _, name := range []string{"home", "folder", "file", "login", "error", "docs", "docpage", "compat", "warm", "package", "fetch"} {
 		if tm[name] == nil {
 			t.Errorf("no template %q", name)
 		}

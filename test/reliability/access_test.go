@@ -150,6 +150,11 @@ var accessTable = map[string][]accessCall{
 		{path: "/browse/@priv/x@1.0.0/?grep=secret", want: [3]int{303, 403, 200}},
 		{path: "/browse/@priv/nope@1.0.0/", want: [3]int{303, 403, 404}},
 	},
+	// The Fetch button of a version not stored: the access check before
+	// any fill.
+	"POST /browse/*":    {{path: "/browse/@priv/x@1.0.0/", want: [3]int{401, 403, 303}}},
+	"POST /diff/*":      {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{401, 403, 303}}},
+	"GET /robots.txt":   {{path: "/robots.txt", want: [3]int{200, 200, 200}}},
 	"GET /projects/:id": {{path: "/projects/" + strings.Repeat("0", 64), want: [3]int{303, 404, 404}}},
 	"GET /diff/*":       {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{303, 403, 200}}},
 	"GET /docs":         {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},

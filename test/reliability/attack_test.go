@@ -189,6 +189,9 @@ func TestMaxConnectionsBoundsHeldConnections(t *testing.T) {
 func TestWebGrepErrorHasItsStatus(t *testing.T) {
 	m := newMirror(t)
 	m.reg.Publish("lib", "1.0.0", tb.Package(t, map[string]string{"index.js": "export const x = 1;\n"}))
+	// Stored first: a page never fills (the Fetch button does).
+	m.explore(`{"action":"list","packageName":"lib","version":"1.0.0"}`)
+	m.stored(t, "lib", "1.0.0")
 	for _, q := range []string{"grep=a%7B1001%7D", "grep=x&include=%5B"} {
 		a := m.get("/browse/lib@1.0.0/?" + q)
 		if a.status != http.StatusBadRequest || !strings.Contains(string(a.body), "index.js") || !strings.Contains(string(a.body), `role="alert"`) {

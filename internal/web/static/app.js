@@ -1,15 +1,28 @@
 // pkgscope's page script: progressive only; every page works without it.
 (function () {
   "use strict";
-  // Line ranges: #L10 is :target in CSS; #L10-L20 marks lines 10 to 20.
-  // Shift-click on a line number extends the range from the current one.
+  // Line anchors: #L10 is :target in CSS; #L10-L20 marks lines 10 to 20.
+  // A line past this page (#L1137 on lines 1-1000) loads the page holding
+  // it (?line=1137). Shift-click on a line number extends the range from
+  // the current one.
+  function table() { return document.querySelector("table.code[data-start]"); }
   function mark() {
     var m = /^#L(\d+)(?:-L(\d+))?$/.exec(location.hash);
     var rows = document.querySelectorAll("table.code tr.hl");
     for (var i = 0; i < rows.length; i++) rows[i].classList.remove("hl");
-    if (!m) return;
+    var t = table();
+    if (!m || !t) return;
     var a = +m[1], b = m[2] ? +m[2] : a;
-    if (b < a) { var t = a; a = b; b = t; }
+    if (b < a) { var s = a; a = b; b = s; }
+    if (a < +t.dataset.start || a > +t.dataset.end) {
+      var q = new URLSearchParams(location.search);
+      if (a <= +t.dataset.total && q.get("line") !== String(a)) {
+        q.delete("offset");
+        q.set("line", String(a));
+        location.replace(location.pathname + "?" + q.toString() + location.hash);
+      }
+      return;
+    }
     var first = null;
     for (var n = a; n <= b; n++) {
       var r = document.getElementById("L" + n);
@@ -19,15 +32,36 @@
   }
   document.addEventListener("click", function (e) {
     var a = e.target.closest && e.target.closest("td.ln a");
-    if (!a || !e.shiftKey) return;
-    var m = /^#L(\d+)/.exec(location.hash), n = a.getAttribute("href").slice(2);
-    if (!m) return;
+    if (!a || e.ctrlKey || e.metaKey || e.altKey || e.button !== 0) return;
+    var n = /#L(\d+)$/.exec(a.getAttribute("href"));
+    if (!n) return;
     e.preventDefault();
-    history.replaceState(null, "", "#L" + m[1] + "-L" + n);
+    var m = /^#L(\d+)/.exec(location.hash);
+    var hash = e.shiftKey && m ? "#L" + m[1] + "-L" + n[1] : "#L" + n[1];
+    history.pushState(null, "", location.pathname + location.search + hash);
     mark();
   });
   window.addEventListener("hashchange", mark);
+  window.addEventListener("popstate", mark);
   document.addEventListener("DOMContentLoaded", mark);
+
+  // The version filter narrows the lists as one types (without script,
+  // its form asks the package page for the matching versions).
+  document.addEventListener("input", function (e) {
+    var box = e.target;
+    if (!box.dataset || !box.dataset.filter) return;
+    var scope = document.getElementById(box.dataset.filter);
+    if (!scope) return;
+    var text = box.value.trim();
+    var items = scope.querySelectorAll("li");
+    for (var i = 0; i < items.length; i++) {
+      items[i].hidden = text !== "" && items[i].textContent.indexOf(text) < 0;
+    }
+    if (text !== "") {
+      var folded = scope.querySelectorAll("details");
+      for (var j = 0; j < folded.length; j++) folded[j].open = true;
+    }
+  });
 
   // A warm request's page polls its progress instead of reloading.
   document.addEventListener("DOMContentLoaded", function () {

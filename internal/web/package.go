@@ -1,0 +1,166 @@
+package web
+
+import (
+	"encoding/json"
+	"html/template"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// packageData is the package page: what jsDelivr's and unpkg's package
+// pages show at a glance, for one stored version.
+type packageData struct {
+	Name, Version string
+	Base          string // the version's files: /browse/{name}@{version}/
+	Versions      *versionsData
+	Deprecated    string
+	Files         int
+	Bytes         int64
+	Description   string
+	License       string
+	Homepage      string
+	Repository    string
+	Deps          []depGroup
+	Readme        template.HTML
+	ReadmePath    string
+	ReadmeCut     bool // the README was over PageBytes: the start is shown
+}
+
+// depGroup is one of package.json's dependency maps, each linked to the
+// dependency's page at its range (resolved when followed).
+type depGroup struct {
+	Kind string
+	Deps []dep
+}
+
+type dep struct{ Name, Range, Href string }
+
+// manifest is what the package page reads of package.json.
+type manifest struct {
+	Description          string            `json:"description"`
+	License              any               `json:"license"`
+	Homepage             any               `json:"homepage"`
+	Repository           any               `json:"repository"`
+	Dependencies         map[string]string `json:"dependencies"`
+	PeerDependencies     map[string]string `json:"peerDependencies"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
+}
+
+// packagePage serves /browse/{name}@{version} (no slash): the README,
+// versions, dependencies, size and deprecation of a stored version.
+func (p *Pages) packagePage(c echo.Context, o *explore.Opened) error {
+	d := &packageData{Name: o.Name, Version: o.Version, Base: "/browse/" + o.Name + "@" + o.Version + "/", Deprecated: o.Deprecated, Files: len(o.Files)}
+	for _, f := range o.Files {
+		d.Bytes += f.Size
+	}
+	if vq, ok := c.QueryParams()["versions"]; ok {
+		d.Versions = p.versionList(c, o.Name, o.Version, strings.TrimSpace(vq[0]), true)
+	} else {
+		d.Versions = p.versions(c, o.Name, o.Version)
+	}
+	if f, ok := fileNamed(o.Files, "package.json"); ok {
+		var m manifest
+		if b, _, err := p.readSome(c, o, f); err == nil && json.Unmarshal(b, &m) == nil {
+			d.Description, d.License = m.Description, stringish(m.License, "type")
+			d.Homepage, d.Repository = webURL(stringish(m.Homepage, "")), webURL(stringish(m.Repository, "url"))
+			for _, g := range []struct {
+				kind string
+				deps map[string]string
+			}{{"Dependencies", m.Dependencies}, {"Peer dependencies", m.PeerDependencies}, {"Optional dependencies", m.OptionalDependencies}} {
+				if len(g.deps) == 0 {
+					continue
+				}
+				dg := depGroup{Kind: g.kind}
+				for name, rng := range g.deps {
+					dg.Deps = append(dg.Deps, dep{Name: name, Range: rng, Href: "/browse/" + name + "@" + rng})
+				}
+				slices.SortFunc(dg.Deps, func(a, b dep) int { return strings.Compare(a.Name, b.Name) })
+				d.Deps = append(d.Deps, dg)
+			}
+		}
+	}
+	if f, ok := readme(o.Files); ok {
+		if b, cut, err := p.readSome(c, o, f); err == nil {
+			d.ReadmePath, d.ReadmeCut = f.Path, cut
+			if strings.HasSuffix(strings.ToLower(f.Path), ".md") || strings.HasSuffix(strings.ToLower(f.Path), ".markdown") {
+				d.Readme = renderMarkdown(b, packageLink(d.Base))
+			} else {
+				d.Readme = template.HTML("<pre>" + template.HTMLEscapeString(string(b)) + "</pre>")
+			}
+		}
+	}
+	return p.render(c, http.StatusOK, "package", page{Title: o.Name + "@" + o.Version, Data: d})
+}
+
+// readSome reads the first PageBytes of f, and whether there was more.
+func (p *Pages) readSome(c echo.Context, o *explore.Opened, f store.File) ([]byte, bool, error) {
+	_, body, _, err := p.d.Packages.FileOfStream(c.Request().Context(), o, f.Path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, int64(p.lim.PageBytes)+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(b) > p.lim.PageBytes {
+		return b[:p.lim.PageBytes], true, nil
+	}
+	return b, false, nil
+}
+
+// fileNamed returns the file at path.
+func fileNamed(files []store.File, path string) (store.File, bool) {
+	i, ok := slices.BinarySearchFunc(files, path, func(f store.File, p string) int { return strings.Compare(f.Path, p) })
+	if !ok {
+		return store.File{}, false
+	}
+	return files[i], true
+}
+
+// readme is the package's README at its root, as npm picks it: README.md
+// before other README files, any case.
+func readme(files []store.File) (store.File, bool) {
+	var best store.File
+	found := false
+	for _, f := range files {
+		if strings.Contains(f.Path, "/") || !strings.HasPrefix(strings.ToLower(f.Path), "readme") || f.Binary {
+			continue
+		}
+		if !found || strings.EqualFold(f.Path, "readme.md") {
+			best, found = f, true
+		}
+	}
+	return best, found
+}
+
+// stringish reads a manifest field that is a string or an object holding
+// one under key ("license": {"type": "MIT"}).
+func stringish(v any, key string) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		if s, ok := v[key].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// webURL keeps an http(s) address, turning git+https://…/x.git into the
+// repository's page; anything else is not linked.
+func webURL(s string) string {
+	s = strings.TrimPrefix(s, "git+")
+	if !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "http://") {
+		return ""
+	}
+	return strings.TrimSuffix(s, ".git")
+}
