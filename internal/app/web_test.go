@@ -19,6 +19,7 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/proto"
 
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
@@ -202,8 +203,13 @@ func TestWebPagesInBrowser(t *testing.T) {
 
 	// A line past the first page: the page holding it, the line marked
 	// and in view; line numbers are links outside the tab order.
+	// The page's script replaces the first page with ?line=1137: wait for
+	// that second navigation before asking the page anything.
+	paged := p.EachEvent(func(e *proto.PageFrameNavigated) bool { return strings.Contains(e.Frame.URL, "line=1137") })
 	p.MustNavigate(m.srv.URL + "/browse/demo@1.1.0/lib/long.js#L1137")
-	p.MustWait(`() => !!document.querySelector("tr.hl#L1137")`)
+	paged()
+	p.MustWaitLoad()
+	p.MustElement("tr.hl#L1137")
 	if loc := p.MustInfo().URL; !strings.Contains(loc, "?line=1137#L1137") {
 		t.Errorf("#L1137 led to %s, want ?line=1137#L1137", loc)
 	}
@@ -247,11 +253,11 @@ func TestWebPagesInBrowser(t *testing.T) {
 	p.MustElement("details.versions summary").MustClick()
 	navigating(p, func() { p.MustElement("#cmp-to").MustInput("1.0.0").MustType(input.Enter) })
 	navigating(p, func() { p.MustElement("form.fetch button").MustClick() })
-	p.MustElement("pre.diff")
-	if n := p.MustEval(`() => document.querySelectorAll("pre.diff .d-file").length`).Int(); n != 6 {
+	p.MustElement("table.diff")
+	if n := p.MustEval(`() => document.querySelectorAll("table.diff tr.d-file").length`).Int(); n != 6 {
 		t.Errorf("diff 1.1.0 → 1.0.0 shows %d files, want 6 (five deleted, index.js changed)", n)
 	}
-	if text := p.MustElement("pre.diff").MustText(); !strings.Contains(text, "-window.leaked = 'secret';") || !strings.Contains(text, "+old") {
+	if text := p.MustElement("table.diff").MustText(); !strings.Contains(text, "-window.leaked = 'secret';") || !strings.Contains(text, "+old") {
 		t.Errorf("the diff page lacks index.js's change:\n%s", text)
 	}
 

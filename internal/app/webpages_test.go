@@ -330,3 +330,57 @@ func TestWebPagesAccessible(t *testing.T) {
 		}
 	}
 }
+
+// TestWebDiffPage: the diff page lists every changed file, those whose
+// text is on a later page linked to their own diff; lines carry their old
+// and new numbers; file headers link the next file; the split view puts
+// a removed line beside the line that replaced it.
+func TestWebDiffPage(t *testing.T) {
+	m := newMirror(t, embedded)
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		files := map[string]string{"package.json": fmt.Sprintf(`{"name":"many","version":%q}`, v)}
+		// 40 files of 300 changed lines: about 400 KB of diff, four
+		// pages of 100 KB.
+		for i := range 40 {
+			files[fmt.Sprintf("z/f%02d.js", i)] = fmt.Sprintf("keep\nconst v = %q;\nkeep too\n", v) + strings.Repeat(fmt.Sprintf("// filler of version %s\n", v), 300)
+		}
+		m.reg.Publish("many", v, tarballtest.Package(t, files))
+		m.fetch("many@" + v)
+	}
+	_, page := getHTML(t, m, "/diff/many?from=1.0.0&to=2.0.0")
+	rows := regexp.MustCompile(`<tr><td><a href="([^"]+)">([^<]+)</a></td><td>modified</td>`).FindAllStringSubmatch(page, -1)
+	if len(rows) != 41 {
+		t.Fatalf("the changed files list %d files, want 41:\n%.2000s", len(rows), page)
+	}
+	later := 0
+	for _, r := range rows {
+		if strings.Contains(r[1], "include=") {
+			later++
+			if !strings.Contains(html.UnescapeString(r[1]), "include="+url.QueryEscape(r[2])) {
+				t.Errorf("%s links to %s, not its own diff", r[2], r[1])
+			}
+		}
+	}
+	if later == 0 {
+		t.Error("every file's text is on the first page: the test shows nothing")
+	}
+	_, one := getHTML(t, m, "/diff/many?from=1.0.0&to=2.0.0&include=z%2Ff07.js")
+	for _, want := range []string{
+		`<tr class="d-del"><td class="ln">2</td><td class="ln"></td><td>-const v = &#34;1.0.0&#34;;</td></tr>`,
+		`<tr class="d-ctx"><td class="ln">3</td><td class="ln">3</td><td> keep too</td></tr>`,
+		`<td class="num">301</td><td class="num">301</td>`,
+		`<a href="/diff/many?from=1.0.0&amp;include=z%2Ff07.js&amp;to=2.0.0&amp;view=split">split</a>`,
+	} {
+		if !strings.Contains(one, want) {
+			t.Errorf("the diff of z/f07.js lacks %s:\n%s", want, one)
+		}
+	}
+	_, split := getHTML(t, m, "/diff/many?from=1.0.0&to=2.0.0&include=z%2Ff0*.js&view=split")
+	if want := `<tr><td class="ln">2</td><td class="d-del">-const v = &#34;1.0.0&#34;;</td><td class="ln">2</td><td class="d-add">&#43;const v = &#34;2.0.0&#34;;</td></tr>`; !strings.Contains(split, want) {
+		_, tbl, _ := strings.Cut(split, `<table class="diff`)
+		t.Errorf("the split view lacks %s:\n%.3000s", want, tbl)
+	}
+	if !strings.Contains(split, `<a href="#f1">↓ next file</a>`) {
+		t.Error("the first file's header does not link the next file")
+	}
+}
