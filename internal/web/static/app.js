@@ -28,7 +28,9 @@
       var r = document.getElementById("L" + n);
       if (r) { r.classList.add("hl"); first = first || r; }
     }
-    if (first) first.scrollIntoView({ block: "center" });
+    // The line number cell: a long row scrolled into view whole would
+    // scroll the code sideways, away from its start.
+    if (first) first.firstElementChild.scrollIntoView({ block: "center", inline: "nearest" });
   }
   document.addEventListener("click", function (e) {
     var a = e.target.closest && e.target.closest("td.ln a");
