@@ -87,16 +87,32 @@ func (p *Pages) packagePage(c echo.Context, o *explore.Opened) error {
 		}
 	}
 	if f, ok := readme(o.Files); ok {
-		if b, cut, err := p.readSome(c, o, f); err == nil {
-			d.ReadmePath, d.ReadmeCut = f.Path, cut
+		d.ReadmePath, d.ReadmeCut = f.Path, f.Size > int64(p.lim.PageBytes)
+		key := readmeKey{hash: f.Hash, base: d.Base}
+		if h, ok := p.readmes.Get(key); ok {
+			d.Readme = h
+		} else if b, _, err := p.readSome(c, o, f); err == nil {
 			if strings.HasSuffix(strings.ToLower(f.Path), ".md") || strings.HasSuffix(strings.ToLower(f.Path), ".markdown") {
 				d.Readme = renderMarkdown(b, packageLink(d.Base))
 			} else {
 				d.Readme = template.HTML("<pre>" + template.HTMLEscapeString(string(b)) + "</pre>")
 			}
+			p.readmes.Add(key, d.Readme, int64(len(d.Readme)))
 		}
 	}
 	return p.render(c, http.StatusOK, "package", page{Title: o.Name + "@" + o.Version, Data: d})
+}
+
+// readmeBytes bounds the rendered READMEs Pages keeps, counted as their
+// HTML: a 100 KB README renders to about 150 KB, so this keeps the last
+// 50 or more package pages' READMEs.
+const readmeBytes = 8 << 20
+
+// readmeKey names a rendered README: the body's hash and the base its
+// relative links point into.
+type readmeKey struct {
+	hash [32]byte
+	base string
 }
 
 // readSome reads the first PageBytes of f, and whether there was more.
