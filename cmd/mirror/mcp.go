@@ -22,7 +22,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/project"
 )
 
-const mcpUsage = `Usage: mirror mcp [--project DIR] [--remote URL [--token T]] [store flags]
+const mcpUsage = `Usage: mirror mcp [--project DIR] [--structured] [--remote URL [--token T]] [store flags]
 
 Runs the explore_npm MCP tool on stdin/stdout for one agent. Without
 --remote it reads through an embedded store (the same store flags as
@@ -66,6 +66,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	// --help and flag errors never print it.
 	token := fs.String("token", "", "bearer token for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
 	project := fs.String("project", getenv("PKGSCOPE_PROJECT"), "project whose lockfile and package.json choose the default version (default: the working directory) ($PKGSCOPE_PROJECT)")
+	structured := fs.Bool("structured", false, "answers carry structuredContent (the /v1/explore JSON) beside the text, and tools/list the output schema, for clients that hand their model JSON")
 	lim := mcp.DefaultLimits()
 	maxManifest := fs.Int64("max-manifest-bytes", mcp.DefaultMaxManifestBytes, "largest project package.json read, in bytes")
 	fs.Usage = func() {
@@ -92,7 +93,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	}
 
 	var ex mcp.Explorer
-	opt := mcp.Options{Limits: lim, Project: proj, Logger: log, Version: buildVersion()}
+	opt := mcp.Options{Limits: lim, Project: proj, Logger: log, Version: buildVersion(), Structured: *structured}
 	if *remote != "" {
 		if len(rest) > 0 {
 			return fmt.Errorf("%w: --remote forwards every call to a shared pkgscope; store flags %q do not apply", errUsage, rest)
@@ -144,7 +145,8 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 
 // splitArgs separates the flags fs defines from the rest, which are the
 // store flags config.Load parses. Every config flag takes a value, so a
-// foreign flag without "=" takes the next argument with it.
+// foreign flag without "=" takes the next argument with it; of fs's own,
+// the booleans take none.
 func splitArgs(args []string, fs *flag.FlagSet) (own, rest []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -154,17 +156,24 @@ func splitArgs(args []string, fs *flag.FlagSet) (own, rest []string) {
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		dst := &rest
-		if name == "h" || name == "help" || fs.Lookup(name) != nil {
+		f := fs.Lookup(name)
+		if name == "h" || name == "help" || f != nil {
 			dst = &own
 		}
 		*dst = append(*dst, a)
-		isHelp := name == "h" || name == "help"
-		if !hasValue && !isHelp && i+1 < len(args) {
+		// A boolean of its own (--structured) takes no value.
+		bare := name == "h" || name == "help" || f != nil && isBool(f)
+		if !hasValue && !bare && i+1 < len(args) {
 			i++
 			*dst = append(*dst, args[i])
 		}
 	}
 	return own, rest
+}
+
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 func buildVersion() string {

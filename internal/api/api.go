@@ -54,6 +54,16 @@ type Options struct {
 	// package (internal/project), on /v1/explore and /mcp; nil refuses
 	// them.
 	Projects explore.ProjectExplorer
+	// MCP configures /mcp beyond what the fields above give it: the
+	// registered projects a session may bind itself to (?project=) and
+	// whether answers carry structuredContent by default.
+	MCP MCPOptions
+}
+
+// MCPOptions are /mcp's own options (mcp.Options).
+type MCPOptions struct {
+	Projects   mcp.Projects
+	Structured bool
 }
 
 // Server holds the handlers' dependencies.
@@ -119,7 +129,10 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.GET("/v1/npm/*", s.npm)
 	registerJSDelivr(e, svc, opt.StallTimeout) // /v1/packages/npm/*, /npm/*
 	registerWebDocs(e, opt.WebDocs)            // /v1/webdocs
-	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(s.ex, mcp.Options{Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs)})))
+	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(s.ex, mcp.Options{
+		Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs),
+		Projects: opt.MCP.Projects, Structured: opt.MCP.Structured,
+	})))
 	return e
 }
 

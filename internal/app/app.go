@@ -208,6 +208,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
 		ReadTimeout:   cfg.ReadTimeout,
 		DiffPageBytes: cfg.MaxAnswerBytes,
+		MCP:           api.MCPOptions{Projects: a.Projects, Structured: cfg.MCPStructured},
 	})
 	// Lockfile bodies are received within one byte budget, then parsed
 	// within the parse slots: a slow body holds no slot.

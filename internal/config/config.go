@@ -239,6 +239,13 @@ type Config struct {
 	GrepWindowsPerLine, GrepLineMatchesCounted          int
 	GrepTimeout                                         time.Duration
 
+	// MCPStructured makes /mcp answers carry structuredContent (the
+	// /v1/explore JSON) and tools/list the output schema, for clients
+	// that hand their model JSON (mcp.Options.Structured); a connection
+	// asks with /mcp?structured=1 or 0 whatever the default. Off: the
+	// text alone is what a model reads, at ≤ 1.2x of it on the wire.
+	MCPStructured bool
+
 	// JSDelivrFallback answers list, glob, read and grep from jsDelivr
 	// when the registry cannot serve a version (internal/jsdelivr). Off
 	// by default: it sends package names to a public service, which an
@@ -461,6 +468,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.GrepWindowsPerLine, "grep-windows-per-line", "windows one long line shows, one per match; its later matches are counted")
 	b.Int(&c.GrepLineMatchesCounted, "grep-line-matches-counted", "most matches of one long line counted after its last window")
 	b.Dur(&c.GrepTimeout, "grep-timeout", "time one grep may take before answering with what it found")
+
+	b.Boolean(&c.MCPStructured, "mcp-structured", "/mcp answers carry structuredContent and tools/list the output schema, for clients that read JSON (per connection: /mcp?structured=1)")
 
 	b.Boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
 	b.Str(&c.JSDelivrDataURL, "jsdelivr-data-url", "base URL of jsDelivr's Data API (empty: no fallback)")

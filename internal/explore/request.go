@@ -13,33 +13,33 @@ import (
 // action reads the fields it needs; Do refuses the others (fields.go). The jsonschema
 // tags are the property descriptions a model reads.
 type Request struct {
-	Action      string `json:"action" jsonschema:"What to do: 'list' the files and folders of the package (or of the folder at path); 'glob' the file and folder paths that match patterns; 'read' numbered lines of the file at path; 'grep' the lines of the package's files that match pattern; 'diff' what changed between versions from and to, as npm diff prints it."`
-	PackageName string `json:"packageName,omitempty" jsonschema:"npm package name, e.g. 'react' or '@types/node'. Required, except to explore a whole project (see project)."`
+	Action      string `json:"action" jsonschema:"What to do (the tool's description says which when)."`
+	PackageName string `json:"packageName,omitempty" jsonschema:"npm package name, e.g. 'react', '@types/node'. Required, except over a whole project (see project)."`
 	Version     string `json:"version,omitempty" jsonschema:"Exact version ('18.3.1'), semver range ('^18') or dist-tag ('next'). Omit for the default version."`
 	// list
-	Depth int `json:"depth,omitempty" jsonschema:"list: folder levels to show below path (1: its direct files and folders, each folder with its file count and bytes). Omit to list every file when they fit, else the deepest tree summary that fits."`
+	Depth int `json:"depth,omitempty" jsonschema:"list: folder levels below path to show, folders with file count and bytes. Omit: every file, or the deepest tree that fits."`
 	// glob
-	Patterns StringList `json:"patterns,omitempty" jsonschema:"glob: globs over file and folder paths, OR-ed; a leading '!' excludes. '**' crosses folders, e.g. ['**/*.d.ts', '!**/internal/**']; ['*'] shows the top-level files and folders. A single string is one pattern."`
+	Patterns StringList `json:"patterns,omitempty" jsonschema:"glob: globs over paths, OR-ed; a leading '!' excludes; '**' crosses folders: ['**/*.d.ts', '!**/internal/**']. A string is one pattern."`
 	// read, list
-	Path   string `json:"path,omitempty" jsonschema:"read: path of one file inside the package, as list and glob print it, e.g. 'dist/index.d.ts' (a folder answers what is in it). list: the folder to list, e.g. 'dist'."`
+	Path   string `json:"path,omitempty" jsonschema:"read: a file's path as list prints it, e.g. 'dist/index.d.ts'. list: the folder to list."`
 	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1)."`
 	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
-	Column int    `json:"column,omitempty" jsonschema:"read: with offset, return one window of that single line starting at this 1-based byte column, for minified files whose lines are too long to show whole; the answer's nextColumn continues the line (0 at its end)."`
+	Column int    `json:"column,omitempty" jsonschema:"read: with offset, one window of that single long line from this 1-based byte column (minified files); nextColumn continues it."`
 	// grep
-	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression to search file contents for (a literal string with fixedStrings). RE2 has no look-around or backreferences; \\b is a word boundary."`
-	OutputMode        string     `json:"outputMode,omitempty" jsonschema:"grep: 'content' (default) the matching lines; 'files_with_matches' only the paths of files that match (like rg -l); 'count' matching lines per file (like rg -c)."`
-	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default) type declarations (.d.ts) first, then sources, then bundles and docs, generated files (source maps) last; 'path' in path order, as ripgrep prints."`
+	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression (no look-around or backreferences; \\b is a word boundary), or a literal with fixedStrings."`
+	OutputMode        string     `json:"outputMode,omitempty" jsonschema:"grep: 'content' (default), 'files_with_matches' (like rg -l) or 'count' (like rg -c)."`
+	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default: .d.ts first, then sources, bundles and docs, source maps last) or 'path' (ripgrep's order)."`
 	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
 	FixedStrings      bool       `json:"fixedStrings,omitempty" jsonschema:"grep: pattern is a literal string, not a regular expression."`
 	WholeWord         bool       `json:"wholeWord,omitempty" jsonschema:"grep: match whole words only."`
-	Include           StringList `json:"include,omitempty" jsonschema:"grep: search only files matching one of these globs, as ripgrep's -g: '*.d.ts' (no slash) matches the file name in any folder, 'dist/**/*.js' the path. diff: only these paths, as npm diff's path arguments: a folder ('lib'), a file, or a glob ('*.d.ts' at any depth)."`
-	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep and diff: skip files matching one of these patterns (same rules as include), e.g. ['*.min.js', '*.map']."`
-	ContextLines      *int       `json:"contextLines,omitempty" jsonschema:"grep: lines shown before and after each match, like grep -C (default 0). diff: lines of context around each change, like npm diff --diff-unified (default 3)."`
-	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines on one page (the byte budget usually stops a page first); next continues."`
-	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines of one file on the first pass over the files (the default applies when several files match); the rest of each file comes on later pages, through next."`
+	Include           StringList `json:"include,omitempty" jsonschema:"grep: only files matching these globs, as rg -g: '*.d.ts' matches in any folder, 'dist/**/*.js' the path. diff: only these paths, as npm diff's path arguments."`
+	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep and diff: skip files matching these globs (as include), e.g. ['*.min.js', '*.map']."`
+	ContextLines      *int       `json:"contextLines,omitempty" jsonschema:"grep: lines before and after each match, like grep -C (default 0). diff: lines around each change (default 3)."`
+	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines on one page; next continues."`
+	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines of one file on the first pass when several files match; next brings the rest."`
 	// diff
-	From           string `json:"from,omitempty" jsonschema:"diff: the old version (exact, range or dist-tag), like npm diff's first --diff."`
-	To             string `json:"to,omitempty" jsonschema:"diff: the new version (exact, range or dist-tag), like npm diff's second --diff."`
+	From           string `json:"from,omitempty" jsonschema:"diff: the old version (exact, range or dist-tag)."`
+	To             string `json:"to,omitempty" jsonschema:"diff: the new version (exact, range or dist-tag)."`
 	NameOnly       bool   `json:"nameOnly,omitempty" jsonschema:"diff: only the changed paths, like --diff-name-only."`
 	IgnoreAllSpace bool   `json:"ignoreAllSpace,omitempty" jsonschema:"diff: compare lines ignoring whitespace, like --diff-ignore-all-space."`
 	NoPrefix       bool   `json:"noPrefix,omitempty" jsonschema:"diff: no a/ and b/ before paths, like --diff-no-prefix."`
@@ -47,10 +47,10 @@ type Request struct {
 	DstPrefix      string `json:"dstPrefix,omitempty" jsonschema:"diff: prefix of new paths instead of b/, like --diff-dst-prefix."`
 	Text           bool   `json:"text,omitempty" jsonschema:"diff: show the lines of files npm deems binary by extension (npm 11 accepts --diff-text but ignores it)."`
 	// project
-	Project string `json:"project,omitempty" jsonschema:"A project id (POST /v1/projects answers it; over stdio the local project is used when this is omitted): without packageName, list, glob, read and grep work over the project's whole node_modules tree, paths like 'node_modules/react/index.js' and nested copies 'node_modules/a/node_modules/b/...'; include selects packages by path ('node_modules/@types/**')."`
+	Project string `json:"project,omitempty" jsonschema:"A project id from POST /v1/projects (stdio and a session bound to a project use theirs when omitted): without packageName, list, glob, read and grep work over its node_modules tree ('node_modules/react/index.js')."`
 	// every action
-	MaxBytes int    `json:"maxBytes,omitempty" jsonschema:"Most bytes of the answer (default 32 KiB, 100 KiB for read; the server has a maximum). A longer answer is cut and its next continues it."`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"Where a cut answer stops: send the answer's next request as is, do not write a cursor yourself."`
+	MaxBytes int    `json:"maxBytes,omitempty" jsonschema:"Most bytes of the answer (default 32 KiB, read 100 KiB; the server has a maximum); next continues a cut one."`
+	Cursor   string `json:"cursor,omitempty" jsonschema:"Set by a cut answer's next request; send that as is, do not write a cursor yourself."`
 }
 
 // StringList accepts a JSON string or an array of strings: models often

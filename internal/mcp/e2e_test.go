@@ -87,11 +87,11 @@ func TestE2ETypeScriptClient(t *testing.T) {
 		return out
 	}
 	t.Run("streamable HTTP", func(t *testing.T) {
-		checkE2E(t, run(t, "--url", m.srv.URL+"/mcp", "--header", "Authorization: Bearer e2e-token"))
+		checkE2E(t, run(t, "--url", m.srv.URL+"/mcp?structured=1", "--header", "Authorization: Bearer e2e-token"))
 	})
 	t.Run("stdio", func(t *testing.T) {
 		bin := mirrorBinary(t)
-		checkE2E(t, run(t, "--", bin, "mcp", "--data-dir", t.TempDir(), "--max-line-width", "10", "--project", t.TempDir()))
+		checkE2E(t, run(t, "--", bin, "mcp", "--structured", "--data-dir", t.TempDir(), "--max-line-width", "10", "--project", t.TempDir()))
 	})
 
 	// Issue 13: `mirror mcp --remote` explores the local project too: a
@@ -134,7 +134,7 @@ func TestE2ETypeScriptClient(t *testing.T) {
 	rewrite(t, padCalls, `[{"action":"list","packageName":"pad"},{"action":"list","packageName":"pad","version":"2.0.0"}]`)
 	pad := func(t *testing.T, cwd string) e2eOutput {
 		t.Helper()
-		return run(t, "--calls", padCalls, "--cwd", cwd, "--", mirrorBinary(t), "mcp", "--data-dir", t.TempDir())
+		return run(t, "--calls", padCalls, "--cwd", cwd, "--", mirrorBinary(t), "mcp", "--structured", "--data-dir", t.TempDir())
 	}
 	t.Run("stdio in a project subfolder", func(t *testing.T) {
 		root := t.TempDir()

@@ -98,9 +98,12 @@ func connect(t *testing.T, tr sdk.Transport) *sdk.ClientSession {
 	return cs
 }
 
-// inMemory connects a client to an in-process server over ex.
+// inMemory connects a client to an in-process server over ex, answering
+// with structuredContent, which most tests check (structured_test.go
+// checks that the default leaves it out).
 func inMemory(t *testing.T, ex mcp.Explorer, opt mcp.Options) *sdk.ClientSession {
 	t.Helper()
+	opt.Structured = true
 	ct, st := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

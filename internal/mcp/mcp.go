@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,7 +71,27 @@ type Options struct {
 	// packageName nor project explores the local project's node_modules
 	// tree. Registering unchanged files again is one lookup.
 	LocalProject func(ctx context.Context) (string, error)
+	// Projects, when set, lets an HTTP session bind itself to a registered
+	// project (/mcp?project=<id> or the Pkgscope-Project header,
+	// bound.go): a call without a version answers the version the
+	// project locks, as a Project does on stdio.
+	Projects Projects
+	// Structured adds the tool's outputSchema and every answer's
+	// structuredContent (the /v1/explore JSON) beside the text, for
+	// clients that hand the model JSON. Off by default: the JSON repeated
+	// the text 2.36x over 70 calls, and a client that prefers
+	// structuredContent (Claude Code) then never shows the model the
+	// text. Over HTTP, /mcp?structured=1 turns it on per connection.
+	Structured bool
+	// bindable is true for the HTTP server variant that answers requests
+	// bound to a project: its description words the version default as
+	// stdio's does.
+	bindable bool
 }
+
+// projectAware reports whether a call without a version gets a
+// project's version rather than latest.
+func (o Options) projectAware() bool { return o.Project != nil || o.bindable }
 
 func (o Options) withDefaults() Options {
 	def := DefaultLimits()
@@ -102,12 +123,27 @@ func NewServer(ex Explorer, opt Options) *sdk.Server {
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
 	t := newTool(ex, opt)
-	srv.AddTool(t.definition(), recovered(opt.Logger, t.handle))
+	srv.AddTool(t.definition(), shaped(opt.Structured, recovered(opt.Logger, t.handle)))
 	if opt.WebDocs != nil {
 		w := newWebDocsTool(opt.WebDocs, opt)
-		srv.AddTool(w.definition(), recovered(opt.Logger, w.handle))
+		srv.AddTool(w.definition(), shaped(opt.Structured, recovered(opt.Logger, w.handle)))
 	}
 	return srv
+}
+
+// shaped drops a result's structuredContent unless structured: the text
+// alone carries the header, notes and next request (render.go).
+func shaped(structured bool, h sdk.ToolHandler) sdk.ToolHandler {
+	if structured {
+		return h
+	}
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := h(ctx, req)
+		if res != nil {
+			res.StructuredContent = nil
+		}
+		return res, err
+	}
 }
 
 // recovered answers a call whose handler panicked (a bug) with an internal
@@ -133,16 +169,41 @@ func recovered(log *slog.Logger, h sdk.ToolHandler) sdk.ToolHandler {
 // any replica behind a load balancer can take any request and no session
 // state is kept (GET and DELETE answer 405, which clients accept as "no
 // server-initiated stream").
+//
+// Two per-connection options ride on the URL, which is what an agent's
+// MCP configuration holds: ?project=<id> (or the Pkgscope-Project
+// header) binds every call to a registered project (bound.go), and
+// ?structured=1 (or 0) overrides Options.Structured.
 func HTTPHandler(ex Explorer, opt Options) http.Handler {
 	opt = opt.withDefaults()
-	srv := NewServer(ex, opt)
-	return refuseBatches(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	// One server per variant of what tools/list says (the version
+	// default's wording, the output schema), built on first use.
+	var servers [2][2]func() *sdk.Server
+	for _, bound := range []bool{false, true} {
+		for _, structured := range []bool{false, true} {
+			o := opt
+			o.Structured, o.bindable = structured, bound
+			servers[b2i(bound)][b2i(structured)] = sync.OnceValue(func() *sdk.Server { return NewServer(ex, o) })
+		}
+	}
+	pick := func(r *http.Request) *sdk.Server {
+		c := connectionFrom(r.Context(), opt)
+		return servers[b2i(c.project != nil)][b2i(c.structured)]()
+	}
+	return refuseBatches(withConnection(opt, sdk.NewStreamableHTTPHandler(pick, &sdk.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
 		Logger:                     slog.New(minLevel{opt.Logger.Handler(), slog.LevelWarn}),
 		MaxRequestBodyBytes:        opt.Limits.MaxHTTPBodyBytes,
 		DisableLocalhostProtection: opt.AllowAnyHost,
-	}))
+	})))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // refuseBatches answers a JSON-RPC batch (a body that is a JSON array)

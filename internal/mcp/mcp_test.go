@@ -81,11 +81,15 @@ func TestToolDefinition(t *testing.T) {
 			if err := json.Unmarshal(b, &schema); err != nil {
 				t.Fatalf("schema %s: %v", b, err)
 			}
-			// Exactly the /v1/explore fields (internal/api/explore.go).
+			if n := len(b) + len(tool.Description); n > maxExploreToolBytes {
+				t.Errorf("description and input schema: %d bytes, want ≤ %d", n, maxExploreToolBytes)
+			}
+			// The /v1/explore fields (internal/api/explore.go) but npm
+			// diff's formatting options, which stay on the REST API.
 			want := []string{"action", "packageName", "version", "patterns", "path", "offset", "limit", "column",
 				"pattern", "caseInsensitive", "fixedStrings", "wholeWord", "include", "exclude", "contextLines",
-				"maxMatches", "maxMatchesPerFile", "from", "to", "nameOnly", "ignoreAllSpace", "noPrefix", "srcPrefix",
-				"dstPrefix", "text", "maxBytes", "cursor", "depth", "outputMode", "sort", "project"}
+				"maxMatches", "maxMatchesPerFile", "from", "to", "nameOnly",
+				"maxBytes", "cursor", "depth", "outputMode", "sort", "project"}
 			var got []string
 			for k := range schema.Properties {
 				got = append(got, k)

@@ -22,6 +22,12 @@ import (
 // Input is the explore_npm tool's arguments: exactly the /v1/explore body.
 type Input = explore.Request
 
+// restOnly are npm diff's formatting options, which /v1/explore and the
+// REST diff take and the tool does not: a model reads npm diff's default
+// format, and their descriptions were 530 bytes of the schema every
+// agent holds in its context.
+var restOnly = []string{"ignoreAllSpace", "noPrefix", "srcPrefix", "dstPrefix", "text"}
+
 // Actions are the values of Input.Action.
 var Actions = explore.Actions
 
@@ -40,6 +46,9 @@ func inputSchema(projectAware bool) *jsonschema.Schema {
 	for _, a := range Actions {
 		s.Properties["action"].Enum = append(s.Properties["action"].Enum, a)
 	}
+	for _, f := range restOnly {
+		delete(s.Properties, f)
+	}
 	zero := 0.0
 	for _, p := range s.Properties {
 		// An optional count (*int, such as contextLines, whose absence
@@ -54,7 +63,7 @@ func inputSchema(projectAware bool) *jsonschema.Schema {
 	}
 	if projectAware {
 		s.Properties["version"].Description = strings.Replace(s.Properties["version"].Description,
-			"Omit for the default version.", "Omit to use the version this project locks (its lockfile), else the range its package.json declares, else latest.", 1)
+			"Omit for the default version.", "Omit for the project's version (see the description).", 1)
 	} else {
 		s.Properties["version"].Description = strings.Replace(s.Properties["version"].Description,
 			"Omit for the default version.", "Omit for latest.", 1)
@@ -113,23 +122,19 @@ func must(s *jsonschema.Schema, err error) *jsonschema.Schema {
 func description(projectAware bool) string {
 	version := "When version is omitted, latest is used."
 	if projectAware {
-		version = "When version is omitted, the version this project locks is used (else the range its package.json declares, else latest)."
+		version = "When version is omitted, the version this project locks is used (else its package.json's range, else latest)."
 	}
-	return "Read the files of any published npm package version without installing it: the tarball npm would " +
-		"install (dist bundles, .d.ts types, package.json, README), not the git repository. " +
-		"Actions: 'list' shows the files and folders (a big package answers a tree summary; list a folder with path " +
-		"and depth); start with it when you do not know the package's layout. " +
-		"'glob' finds files and folders by name or path (patterns like '**/*.d.ts'); to find a file by name, glob, do not grep. " +
-		"'grep' searches file contents with a regular expression and returns file:line:column matches, type " +
-		"declarations (.d.ts) first; outputMode 'files_with_matches' or 'count' answers files only; narrow it with " +
-		"include/exclude globs ('*.d.ts' matches in any folder). " +
-		"'read' returns numbered lines of one file; a minified line too long to show whole continues with offset plus " +
-		"column, as the cut marker says. " +
-		"'diff' shows what changed between two versions (from, to) exactly as npm diff prints it, with the changed files " +
-		"and their added/removed line counts; narrow it with include (npm diff's path arguments, e.g. ['*.d.ts']) or use nameOnly. " +
-		"version may be an exact version, a semver range or a dist-tag. " + version +
-		" Every answer names the exact version it read and why. Answers are sized for a context window: a cut " +
-		"answer ends with the next request to send, which continues it."
+	return "Read the files of any published npm package version without installing it: the tarball npm installs " +
+		"(dist bundles, .d.ts types, package.json, README), not the git repository. Actions: " +
+		"'list' the files and folders (a big package answers a tree summary; list a folder with path and depth); start " +
+		"with it when you do not know the layout. " +
+		"'glob' finds files and folders by name or path ('**/*.d.ts'); to find a file by name, glob, do not grep. " +
+		"'grep' searches contents with a regular expression, file:line:column matches, type declarations (.d.ts) first; " +
+		"outputMode 'files_with_matches' or 'count' answers files only; narrow it with include/exclude globs. " +
+		"'read' numbered lines of one file; a minified line too long to show whole continues with offset plus column. " +
+		"'diff' what changed between versions from and to, as npm diff prints it; narrow it with include or nameOnly. " +
+		"version may be exact, a semver range or a dist-tag. " + version +
+		" Every answer names the exact version it read and why; a cut answer ends with the next request, which continues it."
 }
 
 // tool is explore_npm bound to an Explorer.
@@ -141,7 +146,7 @@ type tool struct {
 }
 
 func newTool(ex Explorer, opt Options) *tool {
-	s := inputSchema(opt.Project != nil)
+	s := inputSchema(opt.projectAware())
 	r, err := s.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("explore_npm input schema: %v", err))
@@ -151,12 +156,11 @@ func newTool(ex Explorer, opt Options) *tool {
 
 func (t *tool) definition() *sdk.Tool {
 	openWorld := true
-	return &sdk.Tool{
-		Name:         ToolName,
-		Title:        "Explore npm packages",
-		Description:  description(t.opt.Project != nil),
-		InputSchema:  t.schema,
-		OutputSchema: outputSchema(),
+	def := &sdk.Tool{
+		Name:        ToolName,
+		Title:       "Explore npm packages",
+		Description: description(t.opt.projectAware()),
+		InputSchema: t.schema,
 		Annotations: &sdk.ToolAnnotations{
 			Title:          "Explore npm packages",
 			ReadOnlyHint:   true,
@@ -165,6 +169,13 @@ func (t *tool) definition() *sdk.Tool {
 			OpenWorldHint: &openWorld,
 		},
 	}
+	// Only when answers carry structuredContent: it was 16 KB of the
+	// 25.5 KB tools/list, which every agent holds in its context, and
+	// described JSON no model was shown.
+	if t.opt.Structured {
+		def.OutputSchema = outputSchema()
+	}
+	return def
 }
 
 // handle answers one tools/call. Failures are tool errors (isError) with
@@ -174,6 +185,14 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	in, err := t.decode(req.Params.Arguments)
 	if err != nil {
 		return t.fail(err, ""), nil
+	}
+	var proj defaulter
+	if t.opt.Project != nil {
+		proj = t.opt.Project
+	}
+	if b := connectionFrom(ctx, t.opt).project; b != nil {
+		proj = b
+		b.bindTo(in)
 	}
 	if in.PackageName == "" && in.Project == "" && t.opt.LocalProject != nil && in.Action != "diff" && in.Action != "" {
 		id, err := t.opt.LocalProject(ctx)
@@ -185,10 +204,10 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	var note, why string
 	var locked *Default // the project's lock on the package, when it has one
 	// Not for diff: it reads from and to, never version.
-	if t.opt.Project != nil && in.PackageName != "" && in.Action != "diff" {
+	if proj != nil && in.PackageName != "" && in.Action != "diff" {
 		name, _ := explore.Scoped(in.PackageName) // the name explore reads "types/node" as
-		d := t.opt.Project.Default(name)
-		if d.Warning != nil {
+		d := proj.Default(name)
+		if d.Warning != nil && t.opt.Project != nil {
 			t.opt.Logger.Warn("project versions", "project", t.opt.Project.Dir(), "err", d.Warning)
 		}
 		if in.Version == "" {
@@ -273,6 +292,8 @@ func (t *tool) decode(raw json.RawMessage) (*Input, error) {
 	for k, v := range m {
 		if v == nil {
 			delete(m, k)
+		} else if slices.Contains(restOnly, k) {
+			return nil, &explore.InputError{Field: k, Err: errors.New("a formatting option of the REST API's diff (GET /v1/npm/{name}/-/diff); the tool prints npm diff's default format: leave it out")}
 		} else if !explore.IsField(k) {
 			unknown = append(unknown, k)
 		}

@@ -21,7 +21,7 @@ import (
 func TestStreamableHTTP(t *testing.T) {
 	m := newMirror(t, func(c *config.Config) { c.MaxLineWidth = 10 })
 	m.publishFixtures()
-	cs := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp"})
+	cs := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp?structured=1"})
 	tools, err := cs.ListTools(t.Context(), nil)
 	// explore_npm, and explore_web_docs, which the shared service offers
 	// too (webdocs_test.go tests it).
@@ -67,7 +67,7 @@ func TestStreamableHTTPIsStateless(t *testing.T) {
 func TestStdio(t *testing.T) {
 	m := newMirror(t)
 	m.publishFixtures()
-	cmd := m.command(t, "--data-dir", t.TempDir(), "--max-line-width=10", "--project", t.TempDir())
+	cmd := m.command(t, "--data-dir", t.TempDir(), "--max-line-width=10", "--project", t.TempDir(), "--structured")
 	cs := connect(t, &sdk.CommandTransport{Command: cmd})
 	checkActions(t, cs)
 	checkErrors(t, cs)
@@ -79,11 +79,10 @@ func TestStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs = connect(t, &sdk.CommandTransport{Command: m.command(t, "--data-dir", t.TempDir(), "--project", dir)})
-	var l explore.ListResult
+	// Without --structured, the text alone.
 	res := call(t, cs, `{"action":"list","packageName":"pad"}`)
-	decode(t, res, &l)
-	if l.Version != "1.0.0" || !strings.Contains(text(res), "(locked by pnpm-lock.yaml)") {
-		t.Errorf("pad in the pnpm project = %s %q", l.Version, text(res))
+	if res.StructuredContent != nil || !strings.HasPrefix(text(res), "pad@1.0.0 (locked by pnpm-lock.yaml)") {
+		t.Errorf("pad in the pnpm project = %q (structuredContent %v, want none)", text(res), res.StructuredContent)
 	}
 }
 
@@ -105,7 +104,7 @@ func TestStdioRemote(t *testing.T) {
 		m.app.Handler().ServeHTTP(w, r)
 	}))
 	t.Cleanup(shared.Close)
-	cmd := m.command(t, "--remote", shared.URL, "--project", t.TempDir())
+	cmd := m.command(t, "--remote", shared.URL, "--project", t.TempDir(), "--structured")
 	cmd.Env = append(cmd.Env, "PKGSCOPE_TOKEN=s3cret")
 	cs := connect(t, &sdk.CommandTransport{Command: cmd})
 	checkActions(t, cs)
@@ -168,27 +167,15 @@ func TestHTTPRefusesBatches(t *testing.T) {
 	srv := httptest.NewServer(mcp.HTTPHandler(ex, mcp.Options{AllowAnyHost: true}))
 	t.Cleanup(srv.Close)
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explore_npm","arguments":{"action":"list","packageName":"lib"}}}`
-	post := func(body string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	for _, batch := range []string{"[" + call + "," + call + "]", " \n\t[" + call + "]"} {
-		if code, body := post(batch); code != http.StatusBadRequest || !strings.Contains(body, "batches are not accepted") {
+		if code, body := post(t, srv.URL, nil, batch); code != http.StatusBadRequest || !strings.Contains(body, "batches are not accepted") {
 			t.Errorf("batch: %d %s, want 400", code, body)
 		}
 	}
 	if ex.lists != 0 {
 		t.Fatalf("a refused batch ran %d calls", ex.lists)
 	}
-	if code, body := post("\n" + call); code != http.StatusOK || !strings.Contains(body, "lib@1.0.0") || ex.lists != 1 {
+	if code, body := post(t, srv.URL, nil, "\n"+call); code != http.StatusOK || !strings.Contains(body, "lib@1.0.0") || ex.lists != 1 {
 		t.Errorf("single call: %d %s (%d calls)", code, body, ex.lists)
 	}
 }

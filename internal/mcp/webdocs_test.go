@@ -173,7 +173,7 @@ func TestWebDocsToolErrors(t *testing.T) {
 // The shared service's /mcp offers the tool, over streamable HTTP.
 func TestWebDocsToolOverHTTP(t *testing.T) {
 	m := webDocsMirror(t)
-	cs := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp"})
+	cs := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp?structured=1"})
 	res := callTool(t, cs, mcp.WebDocsToolName, `{"action":"get_compat","key":"css.properties.gap"}`)
 	var c webdocs.Compat
 	decode(t, res, &c)

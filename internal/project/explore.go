@@ -240,9 +240,11 @@ func skipReason(pp store.ProjectPackage) string {
 	return why
 }
 
-// header is a project answer's head: the project, and notes.
+// header is a project answer's head: the project, and notes. Its
+// resolvedFrom names the lockfile's format only: the MCP text prints it
+// after the project's id, which it repeated.
 func header(p store.Project) explore.Answer {
-	return explore.Answer{Project: p.ID, ResolvedFrom: "project " + p.ID[:12] + " (" + p.Format + ")"}
+	return explore.Answer{Project: p.ID, ResolvedFrom: "lockfile " + p.Format}
 }
 
 // list answers list and glob over every file of every warm package, as
