@@ -2,9 +2,10 @@
 // parameters against a running mirror — the design's lucide-react flow, a
 // grep of a framework's hook, a list of a big package, and the mistakes
 // agents make — and prints, per call, the bytes of the JSON answer
-// (/v1/explore), of the MCP text the model reads and of its
-// structuredContent (/mcp), and whether the fact the agent came for is in
-// that first answer (issue 12). bench/agent/run.sh runs it against this
+// (/v1/explore), of the MCP text the model reads, of its
+// structuredContent and of the whole answer on the wire (/mcp, as a
+// client connects by default), and whether the fact the agent came for is
+// in that first answer (issues 12 and 28), then the bytes of tools/list. bench/agent/run.sh runs it against this
 // tree's mirror and an older one, side by side.
 //
 //	go run ./bench/agent -url http://127.0.0.1:7878 [-label after]
@@ -52,24 +53,37 @@ var calls = []call{
 	{"mistake: glob a source path", `{"action":"glob","packageName":"next","version":"16.4.6","patterns":["src/**/navigation.ts"]}`, `dist/client/components/navigation\.d\.ts`},
 	{"mistake: grep for a name it does not have", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"UnicornIcon"}`, `caseInsensitive: true`},
 	{"mistake: grep with the wrong case", `{"action":"grep","packageName":"lucide-react","version":"1.81.0","pattern":"createlucideicon"}`, `with caseInsensitive: true it matches in (at least )?\d+ files`},
+	// Issue 28's tasks.
+	{"date-fns: list locale/", `{"action":"list","packageName":"date-fns","version":"4.1.0","path":"locale"}`, `(?m)^locale/af\b`},
+	{"typescript: grep checkGrammar\\w+ in lib/typescript.js", `{"action":"grep","packageName":"typescript","version":"5.9.3","pattern":"checkGrammar\\w+","include":["lib/typescript.js"]}`, `of \d+ in all|\d+ matching lines in all`},
+	{"typescript: grep TS2307's message, files", `{"action":"grep","packageName":"typescript","version":"5.9.3","pattern":"Cannot find module '{0}' or its corresponding type declarations","fixedStrings":true,"outputMode":"files_with_matches"}`, `\A[^\n]*\n(?:\[[^\n]*\]\n)*lib/[^/\n]+\n`},
+	{"typescript: read a long line, maxBytes 20000", `{"action":"read","packageName":"typescript","version":"5.9.3","path":"lib/typescript.js","offset":1,"column":1,"maxBytes":20000}`, `bytes 1-1\d{4}\b`},
+	{"mistake: misspelt, empty package (lodahs)", `{"action":"list","packageName":"lodahs"}`, `lodash\b`},
+	{"mistake: a source path lodash-es does not ship", `{"action":"read","packageName":"lodash-es","version":"4.17.21","path":"src/index.ts"}`, `lodash\.js|index\.js`},
+	{"mistake: action search", `{"action":"search","packageName":"lodash-es","version":"4.17.21","pattern":"debounce"}`, `explore_web_docs`},
 }
 
 func main() {
 	base := flag.String("url", "http://127.0.0.1:7878", "the mirror")
 	label := flag.String("label", "", "column label")
 	flag.Parse()
-	fmt.Printf("| call (%s) | JSON bytes (status) | MCP text bytes | MCP structured bytes | fact on first page | first .d.ts match | ms |\n|---|---:|---:|---:|---|---:|---:|\n", *label)
+	_, tools := post(*base+"/mcp", []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`), map[string]string{"Accept": "application/json, text/event-stream"})
+	fmt.Printf("tools/list (%s): %d bytes on the wire\n\n", *label, len(tools))
+	fmt.Printf("| call (%s) | JSON bytes (status) | MCP text bytes | MCP structured bytes | MCP wire bytes | fact on first page | first .d.ts match | ms |\n|---|---:|---:|---:|---:|---|---:|---:|\n", *label)
+	var sumText, sumWire int
 	for _, c := range calls {
 		start := time.Now()
 		status, js := post(*base+"/v1/explore", []byte(c.args), nil)
-		text, structured := mcpCall(*base, c.args)
+		text, structured, wire := mcpCall(*base, c.args)
 		ms := time.Since(start).Milliseconds()
 		found := regexp.MustCompile(c.fact).MatchString(text)
-		fmt.Printf("| %s | %d (%d) | %d | %d | %s | %s | %d |\n", c.name, len(js), status, len(text), len(structured), yes(found), firstDecl(js), ms)
+		sumText, sumWire = sumText+len(text), sumWire+wire
+		fmt.Printf("| %s | %d (%d) | %d | %d | %d | %s | %s | %d |\n", c.name, len(js), status, len(text), len(structured), wire, yes(found), firstDecl(js), ms)
 		if n, lines := repeatedPaths(text); n > 0 {
 			repeated = append(repeated, fmt.Sprintf("%s: %d of %d MCP text bytes (%d lines) repeat the path of the line before", c.name, n, len(text), lines))
 		}
 	}
+	fmt.Printf("| all %d calls | | %d | | %d (%.2fx the text) | | | |\n", len(calls), sumText, sumWire, float64(sumWire)/float64(max(sumText, 1)))
 	fmt.Println()
 	for _, r := range repeated {
 		fmt.Println("- " + r)
@@ -149,11 +163,14 @@ func post(url string, body []byte, hdr map[string]string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// mcpCall calls explore_npm on the mirror's stateless /mcp and returns the
-// text the model reads and the structuredContent, as bytes.
-func mcpCall(base, args string) (string, []byte) {
+// mcpCall calls explore_npm on the mirror's stateless /mcp, as a client
+// connects by default, and returns the text the model reads, the
+// structuredContent, as bytes, and the bytes of the whole answer on the
+// wire.
+func mcpCall(base, args string) (string, []byte, int) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"explore_npm","arguments":` + args + `}}`
 	_, b := post(base+"/mcp", []byte(body), map[string]string{"Accept": "application/json, text/event-stream"})
+	wire := len(b)
 	// The answer may come as one SSE event.
 	if i := bytes.Index(b, []byte("data: ")); i >= 0 {
 		b = b[i+6:]
@@ -168,11 +185,11 @@ func mcpCall(base, args string) (string, []byte) {
 		Error any `json:"error"`
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(b), &r); err != nil || r.Error != nil {
-		return fmt.Sprintf("mcp error: %v %v %.200s", err, r.Error, b), nil
+		return fmt.Sprintf("mcp error: %v %v %.200s", err, r.Error, b), nil, wire
 	}
 	var text []string
 	for _, c := range r.Result.Content {
 		text = append(text, c.Text)
 	}
-	return strings.Join(text, "\n"), r.Result.Structured
+	return strings.Join(text, "\n"), r.Result.Structured, wire
 }

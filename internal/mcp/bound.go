@@ -45,6 +45,12 @@ func connectionFrom(ctx context.Context, opt Options) connection {
 	return connection{structured: opt.Structured}
 }
 
+// overHTTP reports whether ctx is an HTTP request's.
+func overHTTP(ctx context.Context) bool {
+	_, ok := ctx.Value(connectionKey{}).(connection)
+	return ok
+}
+
 // withConnection reads ?project= (or Pkgscope-Project) and ?structured=
 // before the SDK sees the request. A project is opened on every POST —
 // the transport is stateless, so the initialize request is refused like

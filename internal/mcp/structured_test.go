@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
@@ -103,5 +107,28 @@ func TestDiffFormattingOptionsRESTOnly(t *testing.T) {
 		if e := toolError(t, res); e.Code != "bad_request" || !strings.Contains(e.Message, "REST API") {
 			t.Errorf("%s: %+v, want a bad_request naming the REST API", f, e)
 		}
+	}
+}
+
+// TestWebPageLinkOncePerVersion: the "[web page: …]" line comes with a
+// session's first answer for a version on stdio, never in HTTP text; the
+// JSON keeps browse on every answer.
+func TestWebPageLinkOncePerVersion(t *testing.T) {
+	m, _ := boundMirror(t, func(c *config.Config) { c.PublicURL = "https://pkgscope.example.internal" })
+	cs := inMemory(t, m.app.Service, mcp.Options{})
+	for i, want := range []bool{true, false, false} {
+		res := call(t, cs, `{"action":"read","packageName":"lib","version":"1.0.0","path":"index.js"}`)
+		var r explore.ReadResult
+		decode(t, res, &r)
+		if got := strings.Contains(text(res), "[web page: "); got != want || r.Browse == "" {
+			t.Errorf("call %d: web page line %v, want %v (browse %q)", i+1, got, want, r.Browse)
+		}
+	}
+	if res := call(t, cs, `{"action":"read","packageName":"lib","version":"2.0.0","path":"index.js"}`); !strings.Contains(text(res), "[web page: ") {
+		t.Errorf("another version's first answer has no web page line:\n%s", text(res))
+	}
+	http := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp"})
+	if res := call(t, http, `{"action":"read","packageName":"lib","version":"1.0.0","path":"index.js"}`); strings.Contains(text(res), "[web page: ") {
+		t.Errorf("HTTP text has the web page line:\n%s", text(res))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -143,6 +144,44 @@ type tool struct {
 	opt      Options
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
+
+	mu    sync.Mutex
+	pages map[string]bool // versions whose web page link the text has given
+}
+
+// maxPagesRemembered bounds tool.pages: a session explores tens of
+// versions; past it the set starts again, and a link is given once more.
+const maxPagesRemembered = 4096
+
+// pageOnce leaves the answer's web page link ("[web page: …]", 65 bytes
+// on average, 30% of the smallest answers) out of the text unless this is
+// the first answer for its version on this server: once per version on
+// stdio, whose server serves one session, and never over HTTP, whose
+// requests each make a session of their own (the JSON keeps browse).
+// The deferred func it returns puts the link back for structuredContent:
+// it runs after the text is rendered.
+func (t *tool) pageOnce(ctx context.Context, a *explore.Answer) (restore func()) {
+	browse := a.Browse
+	if browse == "" {
+		return func() {}
+	}
+	if !overHTTP(ctx) {
+		key := a.PackageName + "@" + a.Version
+		t.mu.Lock()
+		first := !t.pages[key]
+		if first {
+			if len(t.pages) >= maxPagesRemembered {
+				clear(t.pages)
+			}
+			t.pages[key] = true
+		}
+		t.mu.Unlock()
+		if first {
+			return func() {}
+		}
+	}
+	a.Browse = ""
+	return func() { a.Browse = browse }
 }
 
 func newTool(ex Explorer, opt Options) *tool {
@@ -151,7 +190,7 @@ func newTool(ex Explorer, opt Options) *tool {
 	if err != nil {
 		panic(fmt.Sprintf("explore_npm input schema: %v", err))
 	}
-	return &tool{ex: ex, opt: opt, schema: s, resolved: r}
+	return &tool{ex: ex, opt: opt, schema: s, resolved: r, pages: map[string]bool{}}
 }
 
 func (t *tool) definition() *sdk.Tool {
@@ -231,12 +270,15 @@ func (t *tool) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallT
 	switch res := res.(type) {
 	case *explore.ListResult:
 		set(&res.Answer)
+		defer t.pageOnce(ctx, &res.Answer)()
 		return ok(res, fromSource(res.Source, renderList(res, in.Action))), nil
 	case *explore.ReadResult:
 		set(&res.Answer)
+		defer t.pageOnce(ctx, &res.Answer)()
 		return ok(res, fromSource(res.Source, renderRead(res))), nil
 	case *explore.GrepResult:
 		set(&res.Answer)
+		defer t.pageOnce(ctx, &res.Answer)()
 		text := renderGrep(res)
 		if res.Complete != nil && !*res.Complete {
 			text += fmt.Sprintf("\n[incomplete: %s not searched (%s)]", english.Count(res.FilesNotSearched, "file"), res.IncompleteReason)

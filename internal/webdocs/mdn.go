@@ -133,10 +133,11 @@ func (c *mdnClient) trip(err error) string {
 	return downWhy(err, ch.Until)
 }
 
-// downWhy is the note a caller reads while MDN is left alone.
+// downWhy is the note a caller reads while MDN is left alone: how long,
+// not until when — a timestamp in an answer is bytes a model cannot use.
 func downWhy(err error, until time.Time) string {
 	secs := max(1, int(math.Ceil(time.Until(until).Seconds())))
-	return fmt.Sprintf("MDN unreachable: %v; not asked again for %ds (until %s)", err, secs, until.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("MDN unreachable: %v; not asked again for %ds", err, secs)
 }
 
 // doc returns MDN's page at path (an "/en-US/docs/..." path), from the
