@@ -206,8 +206,11 @@ type Config struct {
 	// Grep: IndexDir caches indexes on this node (default DataDir/indexes);
 	// MaxOpenIndexes stay mapped at once, mapping at most
 	// MaxOpenIndexBytes of index files together. A grep's pattern is at most
-	// MaxGrepPatternBytes; it returns DefaultMaxMatches lines unless asked
-	// for up to MaxMatches, at most MaxContextLines of context, at most
+	// MaxGrepPatternBytes; a page returns what its byte budget holds, or
+	// maxMatches lines when asked, up to MaxMatches (DefaultMaxMatches is
+	// the index's cap for a search whose caller sets none: a grep page
+	// always sets one, so it does not size pages; issue 28 found one page
+	// of 167 lines under a documented default of 100), at most MaxContextLines of context, at most
 	// MaxGrepOutputBytes of text, lines cut to a GrepLineWindow-byte window
 	// around the match (a long line shows at most GrepWindowsPerLine
 	// windows, one per match, and counts the rest up to
@@ -460,7 +463,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.IndexSpoolWriteBytes, "index-spool-write-bytes", "memory for spooled bodies being written to the store, all fills together; a body larger than it is written alone")
 	b.Bytes(&c.IndexTextCacheBytes, "index-text-cache-bytes", "memory for the file text read by greps of indexes served from the store's copy (0: read the store every time)")
 	b.Int(&c.MaxGrepPatternBytes, "max-grep-pattern-bytes", "longest grep pattern")
-	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines a grep returns when maxMatches is not given")
+	b.Int(&c.DefaultMaxMatches, "default-max-matches", "matching lines one index search returns when its caller sets no cap; a grep page always sets one (maxMatches, else what its byte budget holds), so this does not size pages")
 	b.Int(&c.MaxMatches, "max-matches", "largest maxMatches a grep may ask for")
 	b.Int(&c.MaxContextLines, "max-context-lines", "largest contextLines a grep may ask for")
 	b.Int(&c.MaxGrepOutputBytes, "max-grep-output-bytes", "most text bytes one grep returns")

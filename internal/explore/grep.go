@@ -122,6 +122,9 @@ type GrepResult struct {
 	Complete         *bool  `json:"complete,omitempty"`
 	IncompleteReason string `json:"incompleteReason,omitempty"`
 	FilesNotSearched int    `json:"filesNotSearched,omitempty"`
+	// Place is where a page of a cut content grep sits among all its
+	// matching lines (grepplace.go); absent on an uncut answer.
+	Place *GrepPlace `json:"place,omitempty"`
 }
 
 // ErrGrepUnavailable is answered by a Service built without a Searcher.
@@ -138,7 +141,7 @@ const maxSkippedListed = 20
 // and its rest still comes; the files an agent reads get both passes
 // before generated ones (tierGroups).
 func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
-	return s.grep(ctx, r, true)
+	return s.withPlace(ctx, r) // grepplace.go: the page's place among all matching lines
 }
 
 // grep is Grep; widen says whether an answer with no match runs the

@@ -35,7 +35,7 @@ type Request struct {
 	Include           StringList `json:"include,omitempty" jsonschema:"grep: only files matching these globs, as rg -g: '*.d.ts' matches in any folder, 'dist/**/*.js' the path. diff: only these paths, as npm diff's path arguments."`
 	Exclude           StringList `json:"exclude,omitempty" jsonschema:"grep and diff: skip files matching these globs (as include), e.g. ['*.min.js', '*.map']."`
 	ContextLines      *int       `json:"contextLines,omitempty" jsonschema:"grep: lines before and after each match, like grep -C (default 0). diff: lines around each change (default 3)."`
-	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines on one page; next continues."`
+	MaxMatches        int        `json:"maxMatches,omitempty" jsonschema:"grep: most matching lines on one page (default: what maxBytes holds); next continues."`
 	MaxMatchesPerFile int        `json:"maxMatchesPerFile,omitempty" jsonschema:"grep: most matching lines of one file on the first pass when several files match; next brings the rest."`
 	// diff
 	From           string `json:"from,omitempty" jsonschema:"diff: the old version (exact, range or dist-tag)."`

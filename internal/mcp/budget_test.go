@@ -31,10 +31,18 @@ func TestBudgetThroughMCP(t *testing.T) {
 	const budget = explore.MinAnswerBytes
 	args := fmt.Sprintf(`{"action":"grep","packageName":"many","pattern":"hit","contextLines":1,"maxBytes":%d}`, budget)
 	seen := map[string]bool{}
+	last := 0 // the last line the pages before gave
 	for page := 1; args != ""; page++ {
 		res := call(t, cs, args)
 		var g explore.GrepResult
 		decode(t, res, &g)
+		// Every page of the cut grep says where it sits among all 480.
+		if p := g.Place; p == nil || p.First != last+1 || p.Last != last+len(g.Matches) || p.Lines != want || p.Files != 40 || p.AtLeast {
+			t.Errorf("page %d: place %+v after line %d, want lines %d-%d of %d in 40 files", page, g.Place, last, last+1, last+len(g.Matches), want)
+		} else if say := fmt.Sprintf(", lines %d–%d of %d in all (40 files)", p.First, p.Last, want); !strings.Contains(text(res), say) {
+			t.Errorf("page %d text does not say %q:\n%.300s", page, say, text(res))
+		}
+		last += len(g.Matches)
 		structured, _ := json.Marshal(res.StructuredContent)
 		if len(text(res)) > budget || len(structured) > budget {
 			t.Errorf("page %d: text %d bytes, structuredContent %d, over %d", page, len(text(res)), len(structured), budget)

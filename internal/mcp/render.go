@@ -140,6 +140,9 @@ func renderGrep(r *explore.GrepResult) string {
 	if r.Next != nil {
 		what += " on this page"
 	}
+	if p := r.Place; p != nil {
+		what += fmt.Sprintf(", lines %d–%d of %s in all (%s)", p.First, p.Last, atLeast(p.AtLeast, p.Lines, ""), atLeast(p.AtLeast, p.Files, "file"))
+	}
 	what += " (" + plural(r.FilesSearched, "file") + " searched"
 	if r.FilesSkipped > 0 {
 		what += fmt.Sprintf(", %d binary skipped", r.FilesSkipped)
@@ -330,6 +333,19 @@ func skippedLine(skipped []explore.SkippedFile, total int) string {
 		line += " (" + reason + ")"
 	}
 	return "[not searched: " + line + "]\n"
+}
+
+// atLeast is n ("427", or "3 files" with what), after "at least " when
+// a limit stopped the count.
+func atLeast(more bool, n int, what string) string {
+	s := strconv.Itoa(n)
+	if what != "" {
+		s = plural(n, what)
+	}
+	if more {
+		return "at least " + s
+	}
+	return s
 }
 
 // plural is english.Count: "1 file", "2 files".
