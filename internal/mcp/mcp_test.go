@@ -142,7 +142,7 @@ func checkActions(t *testing.T, cs *sdk.ClientSession) {
 		!strings.HasPrefix(l.ResolvedFrom, "latest: ") {
 		t.Errorf("list = %+v", l)
 	}
-	if txt := text(res); !strings.HasPrefix(txt, "lib@1.0.0 (latest: ") || !strings.Contains(txt, ") 7 files, ") || !strings.Contains(txt, "\na.txt (14 B)\ndist/index.d.ts (") {
+	if txt := text(res); !strings.HasPrefix(txt, "lib@1.0.0 (latest: ") || !strings.Contains(txt, ") 7 files, ") || !strings.Contains(txt, "\na.txt (14 B)\ndist/index.{d.ts,js} (2 files, ") {
 		t.Errorf("list text = %q", txt)
 	}
 

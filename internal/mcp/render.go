@@ -59,13 +59,31 @@ func renderList(r *explore.ListResult, action string) string {
 	if r.Depth > 0 {
 		what += "; " + english.Count(r.Depth, "level") + " shown, deeper folders summed up"
 	}
+	lines := foldEntries(r.Entries)
+	what += listed(r.Entries, len(lines))
 	b.WriteString(head(r.Answer, what))
-	for _, e := range r.Entries {
+	for _, l := range lines {
 		b.WriteByte('\n')
-		b.WriteString(entry(e))
+		b.WriteString(l)
 	}
 	b.WriteString(tail(r.Answer))
 	return b.String()
+}
+
+// listed counts a page's entries when folding hides how many there are
+// and the header's total does not say it (a tree, or a folder's
+// entries): "; listed: 388 files, 96 folders"; else "".
+func listed(es []explore.Entry, lines int) string {
+	files := 0
+	for _, e := range es {
+		if e.Type != explore.EntryFolder {
+			files++
+		}
+	}
+	if lines == len(es) || files == len(es) {
+		return ""
+	}
+	return fmt.Sprintf("; listed: %s, %s", english.Count(files, "file"), english.Count(len(es)-files, "folder"))
 }
 
 // entry is one listing line: "dist/ (120 files, 3.1 MB)" or "index.js (812 B)".
@@ -80,10 +98,13 @@ func renderRead(r *explore.ReadResult) string {
 	var b strings.Builder
 	switch {
 	case r.Folder:
-		b.WriteString(head(r.Answer, r.Path+"/: a folder"))
-		for _, e := range r.Entries {
+		what := r.Path + "/: a folder"
+		lines := foldEntries(r.Entries)
+		what += listed(r.Entries, len(lines))
+		b.WriteString(head(r.Answer, what))
+		for _, l := range lines {
 			b.WriteByte('\n')
-			b.WriteString(entry(e))
+			b.WriteString(l)
 		}
 		b.WriteString(tail(r.Answer))
 		return b.String()

@@ -247,3 +247,30 @@ func TestRenderListCounts(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestFoldBuildVariants: a stem's build variants and folder share a line
+// as the shell's braces write them, stems with the same variants share
+// one too, names alone keep theirs; the header counts what is listed.
+func TestFoldBuildVariants(t *testing.T) {
+	f := func(p string, n int64) explore.Entry { return explore.Entry{Path: p, Type: explore.EntryFile, Bytes: n} }
+	d := func(p string, files int, n int64) explore.Entry {
+		return explore.Entry{Path: p, Type: explore.EntryFolder, Files: files, Bytes: n}
+	}
+	r := &explore.ListResult{Answer: explore.Answer{PackageName: "date-fns", Version: "4.1.0"}, Path: "locale", TotalFiles: 13, TotalBytes: 4000, Depth: 1,
+		Entries: []explore.Entry{
+			d("locale/_lib/", 2, 100),
+			f("locale/af.cjs", 10), f("locale/af.d.ts", 10), f("locale/af.js", 10), d("locale/af/", 2, 100),
+			f("locale/ar.cjs", 10), f("locale/ar.d.ts", 10), f("locale/ar.js", 10), d("locale/ar/", 2, 100),
+			f("locale/cdn.min.js", 1000), f("locale/cdn.js", 2000),
+			f("locale/README", 5), f("locale/types.d.ts", 7),
+		}}
+	want := "date-fns@4.1.0 locale/: 13 files, 4.0 KB; 1 level shown, deeper folders summed up; listed: 10 files, 3 folders\n" +
+		"locale/_lib/ (2 files, 100 B)\n" +
+		"locale/{af,ar}{.cjs,.d.ts,.js,/} (6 files, 60 B; 2 folders: 4 files, 200 B)\n" +
+		"locale/cdn.{js,min.js} (2 files, 3.0 KB)\n" +
+		"locale/README (5 B)\n" +
+		"locale/types.d.ts (7 B)"
+	if got := renderList(r, "list"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
