@@ -252,7 +252,9 @@ func ptr[T any](v T) *T { return &v }
 // as the shell's braces write them, stems with the same variants share
 // one too, names alone keep theirs; the header counts what is listed.
 func TestFoldBuildVariants(t *testing.T) {
-	f := func(p string, n int64) explore.Entry { return explore.Entry{Path: p, Type: explore.EntryFile, Bytes: n} }
+	f := func(p string, n int64) explore.Entry {
+		return explore.Entry{Path: p, Type: explore.EntryFile, Bytes: n}
+	}
 	d := func(p string, files int, n int64) explore.Entry {
 		return explore.Entry{Path: p, Type: explore.EntryFolder, Files: files, Bytes: n}
 	}
