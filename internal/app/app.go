@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,12 +24,14 @@ import (
 	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/blobgc"
 	"github.com/pkgscope/pkgscope/internal/cache"
+	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/jsdelivr"
 	"github.com/pkgscope/pkgscope/internal/metrics"
 	"github.com/pkgscope/pkgscope/internal/npmrc"
+	"github.com/pkgscope/pkgscope/internal/popular"
 	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
@@ -176,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	ropt := explore.Options{
 		Store: a.Cache.Reader(st), Resolver: a.Cache.Resolver(resolver), Filler: filler, Searcher: searcher,
 		Packuments: reg, Access: scopeAccess(npm), Limits: cfg.Explore(),
-		Suggester: suggester{reg: reg, st: st, allow: scopeAccess(npm)},
+		Suggester: suggester{reg: reg, st: st, allow: scopeAccess(npm), popular: shippedPopular()},
 		BrowseURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		Streams:   st, WholeBodyBytes: cfg.CacheMaxBodyBytes, MaxBodyBytesInFlight: cfg.MaxBodyBytesInFlight,
 	}
@@ -383,15 +386,33 @@ type suggester struct {
 	reg   *upstream.Client
 	st    store.Catalog
 	allow explore.Access
+	// popular are the most-used packages, most used first
+	// (data/popular.json): a misspelling of one ("lodahs") is its own
+	// package on the registry, often an empty placeholder, and the
+	// registry's search ranks it above the package meant.
+	popular []string
+}
+
+// shippedPopular is the shipped popular list's names, nil if it does not
+// parse (a build without it still suggests from the registry and store).
+func shippedPopular() []string {
+	l, err := popular.Shipped()
+	if err != nil {
+		return nil
+	}
+	return l.Top(len(l.Packages))
 }
 
 func (s suggester) Suggest(ctx context.Context, name string) ([]string, error) {
+	// The popular names nearest first: a typo of a much-used package
+	// means that package more often than any other at the same distance.
+	near := closest.Strings(name, s.popular, 5)
 	found, err := s.reg.Search(ctx, name, 20)
 	// The store's names sharing the first two thirds of the name: a typo
 	// is usually near its end ("lucide-reactt").
 	held, _ := s.st.Names(ctx, name[:max(min(3, len(name)), len(name)*2/3)], 50)
 	var out []string
-	for _, n := range append(found, held...) {
+	for _, n := range slices.Concat(near, found, held) {
 		if s.allow(ctx, n) == nil {
 			out = append(out, n)
 		}

@@ -204,13 +204,18 @@ func (s *Service) unknownPackage(ctx context.Context, name string, err error) er
 		return &NotFoundError{What: fmt.Sprintf("package %q on the registry", name),
 			Hint: fmt.Sprintf("package names are lower case: try %q (only a few old packages, such as JSONStream, have capitals)", lower)}
 	}
-	if !errors.Is(err, upstream.ErrNotFound) {
+	nf := &NotFoundError{What: fmt.Sprintf("package %q on the registry", name)}
+	switch {
+	case noVersions(err):
+		// An empty or unpublished name ("lodahs", a placeholder): most
+		// often a misspelling of a package that has versions.
+		nf.What = fmt.Sprintf("published version of %q: the name exists on the registry but has no versions", name)
+	case !errors.Is(err, upstream.ErrNotFound):
 		return err
 	}
-	nf := &NotFoundError{What: fmt.Sprintf("package %q on the registry", name)}
 	if s.suggest != nil {
 		if names, serr := s.suggest.Suggest(ctx, name); serr == nil {
-			names = closest.Strings(name, names, maxSuggestions)
+			names = closest.Strings(name, slices.DeleteFunc(names, func(n string) bool { return n == name }), maxSuggestions)
 			if len(names) > 0 {
 				nf.Hint = "closest published names: " + strings.Join(names, ", ")
 			}
@@ -220,6 +225,13 @@ func (s *Service) unknownPackage(ctx context.Context, name string, err error) er
 		nf.Hint = "check the spelling; scoped packages are written @scope/name"
 	}
 	return nf
+}
+
+// noVersions reports whether err is a resolution of a package with no
+// published versions at all: semver.Select's ErrNoMatch, whose message
+// ends with semver's "it has no published versions" (highest).
+func noVersions(err error) bool {
+	return errors.Is(err, semver.ErrNoMatch) && strings.HasSuffix(err.Error(), "it has no published versions")
 }
 
 // refusedName reports whether the registry said no to a package name:
@@ -286,10 +298,69 @@ func closestPaths(files []store.File, path string, folders bool) string {
 			names = append(names, c)
 		}
 	}
+	if len(names) == 0 && !folders {
+		names = nearestByName(cands, path)
+	}
 	if len(names) == 0 {
 		return "list or glob the package to see its files"
 	}
 	return "closest: " + strings.Join(names, ", ")
+}
+
+// nearestByName is closestPaths' answer when nothing is near the whole
+// path (lodash-es has no src/, and src/index.ts is nothing like
+// lodash.js): the files with the same name before its first dot at any
+// depth ("index.js" for "src/index.ts"), then the shallowest files of the
+// same kind (code, declarations) whose names are nearest, then
+// package.json, whose main, module and exports name the entry points.
+func nearestByName(cands []string, path string) []string {
+	base := strings.ToLower(pathpkg.Base(path))
+	stem, _, _ := strings.Cut(base, ".")
+	code := func(p string) bool {
+		switch pathpkg.Ext(p) {
+		case ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx":
+			return true
+		}
+		return false
+	}
+	type cand struct {
+		p           string
+		depth, dist int
+	}
+	var same, near []cand
+	for _, c := range cands {
+		b := strings.ToLower(pathpkg.Base(c))
+		cs, _, _ := strings.Cut(b, ".")
+		depth := strings.Count(c, "/")
+		switch {
+		case cs == stem && stem != "":
+			same = append(same, cand{c, depth, 0})
+		case code(c) == code(path) && depth == 0:
+			near = append(near, cand{c, depth, closest.Distance(base, b, len(base)+len(b))})
+		}
+	}
+	order := func(a, b cand) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return strings.Compare(a.p, b.p)
+	}
+	slices.SortFunc(same, order)
+	slices.SortFunc(near, order)
+	var out []string
+	for _, c := range slices.Concat(same, near) {
+		if len(out) == maxSuggestions-1 {
+			break
+		}
+		out = append(out, c.p)
+	}
+	if slices.Contains(cands, "package.json") {
+		out = append(out, "package.json (its main, module and exports name the entry points)")
+	}
+	return out
 }
 
 // typeExt is a path's type as an agent means it: ".d.ts" for a

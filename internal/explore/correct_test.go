@@ -70,6 +70,10 @@ func TestCorrections(t *testing.T) {
 			{"dist/pagd.d.ts", "dist/paged.d.ts"},  // a typo
 			{"dist/index.d.ts", "dist/paged.d.ts"}, // a guessed entry point
 			{"dist/esm/index.mjs", "dist/esm/index.js"},
+			// Nothing near the whole path (lodash-es has no src/): the
+			// same name in any folder, then package.json's entry points.
+			{"lib/deep/quite/unlike/index.ts", "closest: dist/esm/index.js"},
+			{"lib/deep/quite/unlike/zzzzzz.ts", "package.json (its main, module and exports name the entry points)"},
 		} {
 			r := req("read")
 			r.Path = tc.path

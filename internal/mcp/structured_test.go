@@ -132,3 +132,30 @@ func TestWebPageLinkOncePerVersion(t *testing.T) {
 		t.Errorf("HTTP text has the web page line:\n%s", text(res))
 	}
 }
+
+// TestUnknownActionNamesTheOthers: an unknown action is told the
+// actions, which one searches, and the web docs tool when it is offered.
+func TestUnknownActionNamesTheOthers(t *testing.T) {
+	m := webDocsMirror(t)
+	cs := connect(t, &sdk.StreamableClientTransport{Endpoint: m.srv.URL + "/mcp"})
+	res := call(t, cs, `{"action":"search","packageName":"lodash","pattern":"debounce"}`)
+	if got := text(res); !res.IsError || !strings.Contains(got, "grep searches file contents") || !strings.Contains(got, mcp.WebDocsToolName) {
+		t.Errorf("action search = %q, want the actions and %s named", got, mcp.WebDocsToolName)
+	}
+}
+
+// TestEmptyPackageGetsClosestNames: a misspelling that is an empty
+// placeholder on the registry ("lodahs") is told so, with the closest
+// popular names; so is a made-up name.
+func TestEmptyPackageGetsClosestNames(t *testing.T) {
+	m := newMirror(t)
+	m.reg.SetRawPackument("lodahs", []byte(`{"name":"lodahs","versions":{},"dist-tags":{},"time":{}}`))
+	cs := inMemory(t, m.app.Service, mcp.Options{})
+	for _, name := range []string{"lodahs", "expresss"} {
+		res := call(t, cs, `{"action":"list","packageName":"`+name+`"}`)
+		want := map[string]string{"lodahs": "lodash", "expresss": "express"}[name]
+		if e := toolError(t, res); e.Code != "not_found" || !strings.Contains(e.Message, "closest published names: "+want) {
+			t.Errorf("list %s = %+v, want a not_found naming %s", name, e, want)
+		}
+	}
+}

@@ -347,6 +347,9 @@ func (t *tool) decode(raw json.RawMessage) (*Input, error) {
 		action, _ := m["action"].(string)
 		return nil, explore.UnknownFields(unknown, action)
 	}
+	if a, ok := m["action"].(string); ok && !slices.Contains(Actions, a) {
+		return nil, t.unknownAction(a)
+	}
 	if err := t.resolved.Validate(m); err != nil {
 		return nil, schemaError(err)
 	}
@@ -361,6 +364,17 @@ func (t *tool) decode(raw json.RawMessage) (*Input, error) {
 		return nil, &explore.InputError{Field: "arguments", Err: err}
 	}
 	return &in, nil
+}
+
+// unknownAction names the actions, which one does what an unknown one
+// ("search", "find", "cat") likely meant, and the other tool: an agent
+// that wanted MDN called explore_npm with action "search".
+func (t *tool) unknownAction(a string) error {
+	msg := fmt.Sprintf("unknown action %q: use list, glob, read, grep or diff (grep searches file contents, glob finds files by name, read shows a file)", a)
+	if t.opt.WebDocs != nil {
+		msg += "; web platform docs (MDN pages, browser support) are the " + WebDocsToolName + " tool's"
+	}
+	return &explore.InputError{Field: "action", Err: errors.New(msg)}
 }
 
 // schemaError turns the validator's message, which names the schema's
