@@ -68,3 +68,30 @@ func TestReadLineWidthBoundaries(t *testing.T) {
 		t.Errorf("column 2 of %q: window at %d (next %d) shows %q; want it from column 1", lines[len(lines)-1][:4], w.Column, w.NextColumn, text)
 	}
 }
+
+// TestReadColumnHonoursMaxBytes: a column read with maxBytes shows as
+// much of the line as the answer's JSON holds (a bundle's quotes cost two
+// bytes), not one line width; the windows walk the line exactly once.
+func TestReadColumnHonoursMaxBytes(t *testing.T) {
+	c := newChain(t) // line width 100
+	line := strings.Repeat(`x="a<b";`, 6000) // 48,000 bytes, 15 as JSON per 8
+	c.reg.Publish("bundle", "1.0.0", tarballtest.Package(t, map[string]string{"b.js": line + "\n"}))
+	const maxBytes = 20_000
+	rest, col, calls := "", 1, 0
+	for col > 0 {
+		w, err := c.svc.Read(t.Context(), explore.Request{Action: "read", PackageName: "bundle", Version: "1.0.0", Path: "b.js", Offset: 1, Column: col, MaxBytes: maxBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text, _ := strings.Cut(w.Content, "\t")
+		if cost := explore.Cost(w); cost > maxBytes || w.NextColumn > 0 && cost < maxBytes*9/10 {
+			t.Errorf("column %d: %d bytes of the line, %d bytes of JSON; want most of %d and no more", col, len(text), cost, maxBytes)
+		}
+		rest += text
+		col = w.NextColumn
+		calls++
+	}
+	if rest != line || calls > 6 {
+		t.Errorf("%d calls gave %d bytes, want the line's %d once in a few calls", calls, len(rest), len(line))
+	}
+}

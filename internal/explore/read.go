@@ -109,11 +109,22 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 	if r.Column > 0 {
 		// Enough of the line for window, whose runeStart looks up to
 		// UTFMax bytes on; window sees the whole line when it is short.
-		line, n := lines.next(r.Column - 1 + s.lim.MaxLineWidth + utf8.UTFMax)
+		// With maxBytes, a window is as wide as the budget holds: 10
+		// calls of 2,000 bytes for 20 KB of a bundle line was what a
+		// model asking for 20,000 got (issue 28).
+		width := s.lim.MaxLineWidth
+		if r.MaxBytes > 0 {
+			width = max(width, b.Left())
+		}
+		line, n := lines.next(r.Column - 1 + width + utf8.UTFMax)
 		if total == 0 || r.Column > n {
 			return nil, &InputError{Field: "column", Err: fmt.Errorf("column %d is past the end of line %d", r.Column, r.Offset)}
 		}
-		s.window(res, line, r.Offset, r.Column)
+		if width > s.lim.MaxLineWidth {
+			// What fits as JSON: a bundle's quotes cost two bytes each.
+			width = max(s.lim.MaxLineWidth, fitting(line[min(r.Column-1, len(line)):], b.Left()-16))
+		}
+		s.window(res, line, r.Offset, r.Column, width)
 		res.LineBytes = n
 		if res.NextColumn > 0 {
 			next := r
@@ -213,13 +224,29 @@ func (s *Service) readFolder(res *ReadResult, o *Opened, dir string, b *Budget, 
 	return res
 }
 
-// window fills res with one MaxLineWidth window of line n from column.
-func (s *Service) window(res *ReadResult, line []byte, n, column int) {
+// fitting is how many bytes of b, from its start, cost at most budget
+// as a JSON string (StringCost).
+func fitting(b []byte, budget int) int {
+	cost, i := 2, 0
+	for i < len(b) {
+		c, size := runeCost(string(b[i:min(i+utf8.UTFMax, len(b))]), 0)
+		if cost+c > budget {
+			break
+		}
+		cost += c
+		i += size
+	}
+	return i
+}
+
+// window fills res with one window of line n from column, width bytes
+// wide (MaxLineWidth, or what maxBytes holds).
+func (s *Service) window(res *ReadResult, line []byte, n, column, width int) {
 	res.StartLine, res.EndLine = n, n
 	res.Column, res.LineBytes = column, len(line)
 	from := runeStart(line, column-1)
 	res.Column = from + 1 // a column inside a character: the window starts at the character
-	to := from + s.lim.MaxLineWidth
+	to := from + width
 	if to >= len(line) {
 		to = len(line)
 	} else {

@@ -23,10 +23,10 @@ type Request struct {
 	// read, list
 	Path   string `json:"path,omitempty" jsonschema:"read: a file's path as list prints it, e.g. 'dist/index.d.ts'. list: the folder to list."`
 	Offset int    `json:"offset,omitempty" jsonschema:"read: first line to return, 1-based (default 1)."`
-	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return (the server has a default and a maximum)."`
-	Column int    `json:"column,omitempty" jsonschema:"read: with offset, one window of that single long line from this 1-based byte column (minified files); nextColumn continues it."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"read: number of lines to return."`
+	Column int    `json:"column,omitempty" jsonschema:"read: with offset, one window of that long line from this 1-based byte column (minified files), maxBytes wide if given; nextColumn continues it."`
 	// grep
-	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression (no look-around or backreferences; \\b is a word boundary), or a literal with fixedStrings."`
+	Pattern           string     `json:"pattern,omitempty" jsonschema:"grep: RE2 regular expression (no look-around or backreferences), or a literal with fixedStrings."`
 	OutputMode        string     `json:"outputMode,omitempty" jsonschema:"grep: 'content' (default), 'files_with_matches' (like rg -l) or 'count' (like rg -c)."`
 	Sort              string     `json:"sort,omitempty" jsonschema:"grep: 'relevance' (default: .d.ts first, then sources, bundles and docs, source maps last) or 'path' (ripgrep's order)."`
 	CaseInsensitive   bool       `json:"caseInsensitive,omitempty" jsonschema:"grep: ignore case."`
