@@ -73,7 +73,7 @@ func TestReadLineWidthBoundaries(t *testing.T) {
 // much of the line as the answer's JSON holds (a bundle's quotes cost two
 // bytes), not one line width; the windows walk the line exactly once.
 func TestReadColumnHonoursMaxBytes(t *testing.T) {
-	c := newChain(t) // line width 100
+	c := newChain(t)                         // line width 100
 	line := strings.Repeat(`x="a<b";`, 6000) // 48,000 bytes, 15 as JSON per 8
 	c.reg.Publish("bundle", "1.0.0", tarballtest.Package(t, map[string]string{"b.js": line + "\n"}))
 	const maxBytes = 20_000
