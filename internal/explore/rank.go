@@ -42,7 +42,7 @@ func fileTier(p string, size int64) int {
 		return tierDeclaration
 	case isGenerated(base, lower):
 		return tierGenerated
-	case isDoc(base):
+	case isDoc(base), isTranslation(base, lower):
 		return tierDoc
 	}
 	ext := path.Ext(base)
@@ -97,3 +97,34 @@ func isGenerated(base, lower string) bool {
 	}
 	return strings.Contains("/"+lower, "/__snapshots__/") || strings.HasPrefix(lower, "coverage/") || strings.HasPrefix(lower, ".nyc_output/")
 }
+
+// isTranslation reports whether a file is a translated copy of data a
+// source holds in one language: a message catalog (.json, .po, .xlf,
+// ...) under a language folder ("lib/cs/", "pt-br/") or a locales folder.
+// They rank with the docs, after the sources and bundles that hold the
+// original: typescript 5.9's grep for TS2307's message listed 13
+// translated lib/*/diagnosticMessages.generated.json before the English
+// lib/typescript.js. Scripts under such folders (date-fns' locale/af/*.js)
+// are sources in their own right and keep their tier.
+func isTranslation(base, lower string) bool {
+	switch path.Ext(base) {
+	case ".json", ".po", ".pot", ".mo", ".xlf", ".xliff", ".resx", ".strings", ".properties", ".ftl", ".arb":
+	default:
+		return false
+	}
+	dirs := strings.Split(path.Dir(lower), "/")
+	for _, d := range dirs {
+		switch d {
+		case "locale", "locales", "i18n", "l10n", "lang", "langs", "translations":
+			return true
+		}
+		lang, region, _ := strings.Cut(strings.ReplaceAll(d, "_", "-"), "-")
+		if len(lang) == 2 && strings.Contains(languages, " "+lang+" ") && (region == "" || len(region) >= 2 && len(region) <= 4) {
+			return true
+		}
+	}
+	return false
+}
+
+// languages are the ISO 639-1 codes, space-separated.
+const languages = " aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu "
