@@ -203,6 +203,13 @@ func renderSearch(r *webdocs.SearchResult) string {
 		if len(d.CompatKeys) > 0 {
 			fmt.Fprintf(&b, "   compat: %s\n", strings.Join(d.CompatKeys, ", "))
 		}
+		if bl := d.Baseline; bl != nil {
+			fmt.Fprintf(&b, "   Baseline: %s (%s)", bl.Status, webdocs.Phrase(bl.Status, bl.LowDate, bl.HighDate))
+			if bl.Scope == "feature" {
+				fmt.Fprintf(&b, ", the whole feature %q's", bl.Feature)
+			}
+			b.WriteString("\n")
+		}
 	}
 	if end < r.Total {
 		fmt.Fprintf(&b, "[%d more: search again with offset=%d]\n", r.Total-end, end)
@@ -233,18 +240,14 @@ func renderCompat(c *webdocs.Compat) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (@mdn/browser-compat-data %s)\n", c.Key, c.Versions.BCD)
 	if bl := c.Baseline; bl != nil {
-		fmt.Fprintf(&b, "Baseline: %s", bl.Status)
-		switch bl.Status {
-		case "high":
-			fmt.Fprintf(&b, " (widely available since %s)", bl.HighDate)
-		case "low":
-			fmt.Fprintf(&b, " (newly available since %s)", bl.LowDate)
-		default:
-			b.WriteString(" (limited availability: not in every core browser)")
-		}
-		fmt.Fprintf(&b, ", web-features %q", bl.Feature)
+		fmt.Fprintf(&b, "Baseline: %s (%s)", bl.Status, webdocs.Phrase(bl.Status, bl.LowDate, bl.HighDate))
 		if bl.Scope == "feature" {
-			b.WriteString(" (the whole feature's status)")
+			fmt.Fprintf(&b, ", the status of the whole web-features feature %q (none for this key alone)", bl.Feature)
+		} else {
+			fmt.Fprintf(&b, ", this key's own status in web-features %q", bl.Feature)
+			if bl.FeatureStatus != "" {
+				fmt.Fprintf(&b, "; the feature as a whole: %s (%s)", bl.FeatureStatus, webdocs.Phrase(bl.FeatureStatus, bl.FeatureLowDate, bl.FeatureHighDate))
+			}
 		}
 		if bl.Discouraged {
 			b.WriteString("; discouraged by web-features")

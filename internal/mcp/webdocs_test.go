@@ -118,7 +118,11 @@ func TestWebDocsToolActions(t *testing.T) {
 		t.Errorf("search = %+v", sr)
 	}
 	txt := text(res)
+	if bl := sr.Documents[0].Baseline; bl == nil || bl.Status != "high" {
+		t.Errorf("search's first document has Baseline %+v, want high", bl)
+	}
 	for _, want := range []string{"1. ResizeObserver — /en-US/docs/Web/API/ResizeObserver [web-api-interface]", "compat: api.ResizeObserver",
+		"Baseline: high (widely available since 2023-01-28)\n",
 		"IDL: constructor(ResizeObserverCallback callback);", "search again with offset=2"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("search text lacks %q:\n%s", want, txt)
@@ -137,6 +141,13 @@ func TestWebDocsToolActions(t *testing.T) {
 		if !strings.Contains(txt, want) {
 			t.Errorf("get_compat text lacks %q:\n%s", want, txt)
 		}
+	}
+
+	// A key whose own status differs from its feature's says both, and
+	// which is which.
+	res = callTool(t, cs, mcp.WebDocsToolName, `{"action":"get_compat","key":"api.ResizeObserver.observe.options_box_parameter"}`)
+	if txt := text(res); !strings.Contains(txt, "Baseline: low (newly available since 2022-03-14), this key's own status in web-features \"resize-observer\"; the feature as a whole: high (widely available since 2023-01-28)") {
+		t.Errorf("get_compat of a key with its own status:\n%s", txt)
 	}
 
 	res = callTool(t, cs, mcp.WebDocsToolName, `{"action":"get_doc","path":"/en-US/docs/Web/API/ResizeObserver/ResizeObserver"}`)

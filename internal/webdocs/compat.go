@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pkgscope/pkgscope/internal/closest"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
@@ -62,6 +63,19 @@ func (s *Service) GetCompat(ctx context.Context, key string) (*Compat, error) {
 	}
 	if err := s.checkLen("key", key); err != nil {
 		return nil, err
+	}
+	key = strings.TrimSuffix(key, "()") // "ResizeObserver.observe()", as code calls it
+	if strings.Contains(key, "/") {
+		// An MDN URL or path where a key belongs: the page's keys.
+		if slug, _, err := parseDocPath(key); err == nil {
+			d, err := s.data(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if i, _, ok := d.resolve(slug); ok && len(d.inv.pages[i].Compat) > 0 {
+				return nil, &explore.NotFoundError{What: fmt.Sprintf("BCD key %q: that is an MDN page; closest valid keys (the page's): %s", key, strings.Join(d.inv.pages[i].Compat, ", "))}
+			}
+		}
 	}
 	if !validKey(key) {
 		return nil, &explore.InputError{Field: "key", Err: fmt.Errorf("%q is not a BCD key: dot-separated names of letters, digits and _-@$, e.g. api.ResizeObserver.observe", key)}
@@ -140,8 +154,28 @@ func (b *bcd) foldedKey(k string) string {
 	return ""
 }
 
-// suggestKeys names the valid keys closest to k: the children of its
-// longest existing prefix that are near it, and the keys at the least
+// keyGuesses are the BCD keys a name written as code or as docs write
+// it most likely means: "Array.prototype.findLast" is
+// javascript.builtins.Array.findLast, "ResizeObserver.observe()"
+// api.ResizeObserver.observe, "gap" css.properties.gap. A JavaScript-style
+// name is three edits from nothing in BCD's tree, so the edit distance
+// alone never found it (issue 28).
+func keyGuesses(k string) []string {
+	k = strings.TrimSuffix(strings.TrimSpace(k), "()")
+	k = strings.ReplaceAll(k, ".prototype.", ".")
+	k = strings.TrimPrefix(k, "window.")
+	var out []string
+	for _, p := range []string{"javascript.builtins.", "api.", "css.properties.", "html.elements.", "html.global_attributes.",
+		"javascript.statements.", "javascript.operators.", "http.headers.", "svg.elements."} {
+		if !strings.HasPrefix(k, p) {
+			out = append(out, p+k)
+		}
+	}
+	return out
+}
+
+// suggestKeys names the valid keys closest to k: first what keyGuesses
+// finds, then the children of its longest existing prefix that are near it, and the keys at the least
 // edit distance (case-insensitive), shorter keys first among equals. It
 // compares against every key of k's top-level tree (20,968 keys in all,
 // 9,600 under api): a few milliseconds, spent only on a 404.
@@ -182,11 +216,18 @@ func (d *dataset) suggestKeys(k string, max int) string {
 		return cands[i].key < cands[j].key
 	})
 	var out []string
+	for _, g := range keyGuesses(k) {
+		if canon := d.bcd.foldedKey(g); canon != "" && len(out) < max {
+			out = append(out, canon)
+		}
+	}
 	for _, c := range cands {
 		if len(out) == max {
 			break
 		}
-		out = append(out, c.key)
+		if !slices.Contains(out, c.key) {
+			out = append(out, c.key)
+		}
 	}
 	if len(out) == 0 {
 		return " (search for the feature by name to find its key)"

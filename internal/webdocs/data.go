@@ -194,6 +194,13 @@ type Baseline struct {
 	// feature's ("feature"), when web-features has no per-key status.
 	Scope       string `json:"scope"`
 	Description string `json:"description,omitempty"`
+	// FeatureStatus, FeatureLowDate and FeatureHighDate are the whole
+	// feature's status when Scope is "key" and it differs from the key's
+	// (popover: the key newly available 2024-04-16, the feature
+	// 2025-01-27): a date shown alone could be either.
+	FeatureStatus   string `json:"featureStatus,omitempty"`
+	FeatureLowDate  string `json:"featureLowDate,omitempty"`
+	FeatureHighDate string `json:"featureHighDate,omitempty"`
 	// Discouraged is set when web-features advises against using it.
 	Discouraged bool `json:"discouraged,omitempty"`
 }
@@ -293,5 +300,21 @@ func (f *features) baseline(key string, tags []string) *Baseline {
 		st, scope = ks, "key"
 	}
 	b.Status, b.LowDate, b.HighDate, b.Support, b.Scope = st.level(), st.BaselineLowDate, st.BaselineHighDate, st.Support, scope
+	if fs := ft.status; scope == "key" && (fs.level() != b.Status || fs.BaselineLowDate != b.LowDate || fs.BaselineHighDate != b.HighDate) {
+		b.FeatureStatus, b.FeatureLowDate, b.FeatureHighDate = fs.level(), fs.BaselineLowDate, fs.BaselineHighDate
+	}
 	return b
+}
+
+// Phrase says a Baseline status in words: "widely available since
+// 2020-07-27", "newly available since 2024-04-16", "limited availability
+// (not in every core browser)".
+func Phrase(status, low, high string) string {
+	switch status {
+	case "high":
+		return "widely available since " + high
+	case "low":
+		return "newly available since " + low
+	}
+	return "limited availability (not in every core browser)"
 }

@@ -302,7 +302,10 @@ func baselineLine(b *Baseline) string {
 	if b.Scope == "feature" {
 		s += " (status of the whole feature " + b.Feature + ")"
 	} else {
-		s += " (web-features " + b.Feature + ")"
+		s += " (this key's own, web-features " + b.Feature + ")"
+		if b.FeatureStatus != "" {
+			s += "; the feature as a whole: " + Phrase(b.FeatureStatus, b.FeatureLowDate, b.FeatureHighDate)
+		}
 	}
 	return s
 }

@@ -44,6 +44,10 @@ type Document struct {
 	Summary    string   `json:"summary,omitempty"`
 	Score      float64  `json:"score"`
 	CompatKeys []string `json:"compatKeys"`
+	// Baseline is the page's first compat key's Baseline status, when
+	// web-features has one: "can I use X" answered by the search alone,
+	// not a get_compat after it (issue 28).
+	Baseline *Baseline `json:"baseline,omitempty"`
 }
 
 // Search returns the pages best matching the query; see index.go for the
@@ -90,6 +94,13 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) (*SearchResult, e
 		doc := Document{
 			Title: p.Title, Path: p.Path(), PageType: p.PageType,
 			Score: math.Round(h.score*100) / 100, CompatKeys: append([]string{}, p.Compat...),
+		}
+		if len(p.Compat) > 0 {
+			var tags []string
+			if e := d.bcd.entries[p.Compat[0]]; e != nil {
+				tags = e.tags
+			}
+			doc.Baseline = d.features.baseline(p.Compat[0], tags)
 		}
 		doc.Summary = mdnSummaries[strings.ToLower(doc.Path)]
 		if doc.Summary == "" && s.mdn != nil {

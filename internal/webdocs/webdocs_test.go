@@ -264,12 +264,13 @@ func TestGetCompat(t *testing.T) {
 	for _, tc := range []struct {
 		key, canonical, status, scope string
 		discouraged                   bool
+		feature                       string // the whole feature's status, when the key's differs
 	}{
-		{"api.ResizeObserver.observe.options_box_parameter", "", "low", "key", false},
-		{"api.ResizeObserver.disconnect", "", "high", "feature", false}, // no per-key status: the feature's
-		{"css.properties.gap", "", "high", "feature", false},
-		{"api.Element.append", "", "limited", "feature", true},
-		{"api.resizeobserver", "api.ResizeObserver", "high", "key", false}, // case folded to the real key
+		{"api.ResizeObserver.observe.options_box_parameter", "", "low", "key", false, "high"},
+		{"api.ResizeObserver.disconnect", "", "high", "feature", false, ""}, // no per-key status: the feature's
+		{"css.properties.gap", "", "high", "feature", false, ""},
+		{"api.Element.append", "", "limited", "feature", true, ""},
+		{"api.resizeobserver", "api.ResizeObserver", "high", "key", false, ""}, // case folded to the real key
 	} {
 		var r webdocs.Compat
 		status, _, body := m.post(fmt.Sprintf(`{"action":"get_compat","key":%q}`, tc.key), &r)
@@ -277,7 +278,8 @@ func TestGetCompat(t *testing.T) {
 		if want == "" {
 			want = tc.key
 		}
-		if status != 200 || r.Key != want || r.Baseline == nil || r.Baseline.Status != tc.status || r.Baseline.Scope != tc.scope || r.Baseline.Discouraged != tc.discouraged {
+		if status != 200 || r.Key != want || r.Baseline == nil || r.Baseline.Status != tc.status || r.Baseline.Scope != tc.scope || r.Baseline.Discouraged != tc.discouraged ||
+			r.Baseline.FeatureStatus != tc.feature {
 			t.Errorf("get_compat %s = %d %s", tc.key, status, body)
 		}
 	}
@@ -321,6 +323,13 @@ func TestGetCompatErrors(t *testing.T) {
 		{"api.ResizeObserver.observ", 404, "not_found", []string{"api.ResizeObserver.observe"}},
 		{"api.ResizeObserver.nope", 404, "not_found", []string{"api.ResizeObserver"}},
 		{"css.properties.gapp", 404, "not_found", []string{"css.properties.gap"}},
+		// Names as code and docs write them (Array.prototype.findLast is
+		// javascript.builtins.Array.findLast).
+		{"ResizeObserver.prototype.observe", 404, "not_found", []string{"closest valid keys: api.ResizeObserver.observe"}},
+		{"ResizeObserver.observe()", 404, "not_found", []string{"closest valid keys: api.ResizeObserver.observe"}},
+		{"gap", 404, "not_found", []string{"closest valid keys: css.properties.gap"}},
+		{"/en-US/docs/Web/API/ResizeObserver", 404, "not_found", []string{"an MDN page", "api.ResizeObserver"}},
+		{"https://developer.mozilla.org/en-US/docs/Web/CSS/gap", 404, "not_found", []string{"css.properties.gap"}},
 		{"zzz.qqq.www.eee.rrr.ttt.yyy", 404, "not_found", []string{"search for the feature by name"}},
 		{"api..ResizeObserver", 400, "bad_request", []string{"not a BCD key"}},
 		{"api.Resize Observer", 400, "bad_request", []string{"not a BCD key"}},
