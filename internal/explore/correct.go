@@ -272,7 +272,7 @@ func candidates(name, path string) []string {
 
 // closestPaths names the paths nearest to a missing one: files, or with
 // folders set, folders.
-func closestPaths(files []store.File, path string, folders bool) string {
+func closestPaths(name string, files []store.File, path string, folders bool) string {
 	var cands []string
 	if folders {
 		for _, e := range tree(files, "", -1) {
@@ -299,7 +299,7 @@ func closestPaths(files []store.File, path string, folders bool) string {
 		}
 	}
 	if len(names) == 0 && !folders {
-		names = nearestByName(cands, path)
+		names = nearestByName(cands, path, name)
 	}
 	if len(names) == 0 {
 		return "list or glob the package to see its files"
@@ -310,12 +310,16 @@ func closestPaths(files []store.File, path string, folders bool) string {
 // nearestByName is closestPaths' answer when nothing is near the whole
 // path (lodash-es has no src/, and src/index.ts is nothing like
 // lodash.js): the files with the same name before its first dot at any
-// depth ("index.js" for "src/index.ts"), then the shallowest files of the
-// same kind (code, declarations) whose names are nearest, then
-// package.json, whose main, module and exports name the entry points.
-func nearestByName(cands []string, path string) []string {
+// depth ("index.js" for "src/index.ts") or an entry point's name (index,
+// main, the package's own: lodash.js in lodash-es), then the shallowest
+// files of the same kind (code, declarations) whose names are nearest,
+// then package.json, whose main, module and exports name the entry
+// points.
+func nearestByName(cands []string, path, pkg string) []string {
 	base := strings.ToLower(pathpkg.Base(path))
 	stem, _, _ := strings.Cut(base, ".")
+	own := strings.ToLower(pathpkg.Base(pkg))
+	entries := []string{stem, "index", "main", own, strings.TrimSuffix(strings.TrimSuffix(own, "-es"), "-js")}
 	code := func(p string) bool {
 		switch pathpkg.Ext(p) {
 		case ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx":
@@ -333,8 +337,8 @@ func nearestByName(cands []string, path string) []string {
 		cs, _, _ := strings.Cut(b, ".")
 		depth := strings.Count(c, "/")
 		switch {
-		case cs == stem && stem != "":
-			same = append(same, cand{c, depth, 0})
+		case cs != "" && slices.Contains(entries, cs):
+			same = append(same, cand{c, depth, b2i(cs != stem)}) // the name asked for before an entry point's
 		case code(c) == code(path) && depth == 0:
 			near = append(near, cand{c, depth, closest.Distance(base, b, len(base)+len(b))})
 		}
@@ -348,7 +352,12 @@ func nearestByName(cands []string, path string) []string {
 		}
 		return strings.Compare(a.p, b.p)
 	}
-	slices.SortFunc(same, order)
+	slices.SortFunc(same, func(a, b cand) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return order(a, b)
+	})
 	slices.SortFunc(near, order)
 	var out []string
 	for _, c := range slices.Concat(same, near) {

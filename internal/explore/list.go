@@ -311,7 +311,7 @@ func folder(all []store.File, name, in string, a *Answer, raw string) (string, [
 			return strings.Trim(path.Dir(d), "."), []store.File{f}, nil
 		}
 	}
-	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s", dir, in), Hint: closestPaths(all, dir, true)}
+	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s", dir, in), Hint: closestPaths("", all, dir, true)}
 }
 
 // under returns the files below folder dir (sorted files: a run).

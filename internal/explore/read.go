@@ -207,7 +207,7 @@ func (s *Service) resolvePath(o *Opened, a *Answer, raw string) (string, bool, e
 		}
 		return p, folder, nil
 	}
-	return "", false, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s", path, o.Name, o.Version), Hint: closestPaths(o.Files, path, false)}
+	return "", false, &NotFoundError{What: fmt.Sprintf("file %q in %s@%s", path, o.Name, o.Version), Hint: closestPaths(o.Name, o.Files, path, false)}
 }
 
 // readFolder answers a read of a folder with what it holds, one level

@@ -59,7 +59,15 @@ func renderList(r *explore.ListResult, action string) string {
 	if r.Depth > 0 {
 		what += "; " + english.Count(r.Depth, "level") + " shown, deeper folders summed up"
 	}
+	// A glob's answer keeps every path whole: the agent asked for paths
+	// to copy (and its header already counts them).
 	lines := foldEntries(r.Entries)
+	if action == "glob" {
+		lines = lines[:0]
+		for _, e := range r.Entries {
+			lines = append(lines, entry(e))
+		}
+	}
 	what += listed(r.Entries, len(lines))
 	b.WriteString(head(r.Answer, what))
 	for _, l := range lines {
