@@ -14,7 +14,10 @@ import (
 // the caller may not read is refused whole (403 naming it). Reading a
 // request's progress (GET /v1/warm/{id}, the web page /warm/{id}) makes
 // the same check, so a request's packages are shown only to a caller that
-// could have submitted it.
+// could have submitted it. Skipped items (git, file:, remote tarballs) are
+// checked too though they are never fetched: their names are what a
+// request shows (before, a request whose items were all skipped was read
+// by any token that knew its id).
 type checkedWarm struct {
 	warm.Requests
 	allow explore.Access
@@ -23,9 +26,6 @@ type checkedWarm struct {
 // Submit checks wants, then submits them.
 func (c checkedWarm) Submit(ctx context.Context, source string, wants []warm.Want) (string, error) {
 	for _, w := range wants {
-		if w.Skip != "" {
-			continue // recorded as skipped, never fetched
-		}
 		if err := c.allow(ctx, w.Name); err != nil {
 			return "", err
 		}
@@ -34,8 +34,7 @@ func (c checkedWarm) Submit(ctx context.Context, source string, wants []warm.Wan
 }
 
 // Progress returns request id's state if the caller may read every
-// package it names (skipped items, which Submit does not check either,
-// aside), the first refusal otherwise.
+// package it names, skipped items included, the first refusal otherwise.
 func (c checkedWarm) Progress(ctx context.Context, id string) (warm.Progress, error) {
 	p, err := c.Requests.Progress(ctx, id)
 	if err != nil {
@@ -43,7 +42,7 @@ func (c checkedWarm) Progress(ctx context.Context, id string) (warm.Progress, er
 	}
 	checked := map[string]bool{}
 	for _, it := range p.Items {
-		if it.State == warm.Skipped || checked[it.Name] {
+		if checked[it.Name] {
 			continue
 		}
 		checked[it.Name] = true

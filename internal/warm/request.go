@@ -193,7 +193,8 @@ func argsFor(w Want) (Args, error) {
 	return Args{Name: w.Name, Spec: spec.Raw, Reformat: w.Reformat, Index: w.Index}, nil
 }
 
-// newID returns 128 random bits in hex.
+// newID returns 128 random bits in hex: 32 lowercase hex digits, what
+// validID matches.
 func newID() string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
@@ -215,12 +216,30 @@ func (q *Queue) Progress(ctx context.Context, id string) (Progress, error) {
 	return q.progress(ctx, id, true, true)
 }
 
+// validID reports whether id has the form newID gives: anything else is
+// answered ErrNotFound before a query, since a NUL byte or invalid UTF-8
+// is an error to Postgres (a 500), not a miss.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := range len(id) {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // progress reads the request: its counts, and with items every item. With
 // reconcile, pending items whose job has finished without settling them (a
 // job that finished before its items were written, or whose job row was
 // deleted) are settled first from the job's row.
 func (q *Queue) progress(ctx context.Context, id string, reconcile, items bool) (Progress, error) {
 	p := Progress{ID: id}
+	if !validID(id) {
+		return p, fmt.Errorf("warm: request %.80q: a warm request id is 32 hex digits, as POST /v1/warm answers: %w", id, ErrNotFound)
+	}
 	err := q.db.queryRow(ctx, `SELECT source, created_at FROM warm_requests WHERE id = ?`, id).
 		Scan(&p.Source, dbTime{&p.CreatedAt})
 	if errors.Is(err, sql.ErrNoRows) {

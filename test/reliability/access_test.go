@@ -27,8 +27,8 @@ const (
 
 // privateMirror is a mirror with tokens, whose .npmrc gives the @priv
 // scope a registry of its own holding @priv/x@1.0.0; the public registry
-// holds @pub/y@1.0.0.
-func privateMirror(t *testing.T) (m *mirror, priv *fakeregistry.Registry) {
+// holds @pub/y@1.0.0. tweak adjusts the configuration further.
+func privateMirror(t *testing.T, tweak ...func(*config.Config)) (m *mirror, priv *fakeregistry.Registry) {
 	t.Helper()
 	priv = fakeregistry.New(t)
 	priv.Publish("@priv/x", "1.0.0", tb.Package(t, map[string]string{"x.js": "export const secret = 1;\n"}))
@@ -36,10 +36,10 @@ func privateMirror(t *testing.T) (m *mirror, priv *fakeregistry.Registry) {
 	if err := os.WriteFile(filepath.Join(project, ".npmrc"), []byte("@priv:registry="+priv.URL()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m = newMirror(t, func(c *config.Config) {
+	m = newMirror(t, append([]func(*config.Config){func(c *config.Config) {
 		c.ProjectDir = project
 		c.Tokens = pubToken + ":@pub," + privToken + ":@priv," + allToken
-	})
+	}}, tweak...)...)
 	m.reg.Publish("@pub/y", "1.0.0", tb.Package(t, map[string]string{"y.js": "export const y = 1;\n"}))
 	return m, priv
 }
@@ -326,5 +326,36 @@ func TestWarmProgressNeedsEveryPackage(t *testing.T) {
 				t.Errorf("%s as %s: %d %.300s, want 403 naming %s", path, tc.token, rec.Code, rec.Body, tc.refused)
 			}
 		}
+	}
+}
+
+// TestWarmProgressOfSkippedItems: a warm request whose items were all
+// skipped (git and file: dependencies, never fetched) is read only by a
+// token that may read every item it names, as any other request (before:
+// any token that knew its id read it, since skipped items were not
+// checked), and a token that could not read it may not submit it.
+func TestWarmProgressOfSkippedItems(t *testing.T) {
+	m, _ := privateMirror(t)
+	h := m.app.Handler()
+	lockfile := `{"lockfile":{"name":"package.json","content":"{\"dependencies\":{\"secret-app\":\"github:org/secret-app\",\"local\":\"file:../local\"}}"}}`
+	rec := send(h, "POST", "/v1/warm", lockfile, allToken)
+	if rec.Code != 202 {
+		t.Fatalf("warm: %d %s", rec.Code, rec.Body)
+	}
+	id := strings.TrimPrefix(rec.Header().Get("Location"), "/v1/warm/")
+	p, err := m.app.Warm.Wait(t.Context(), id, nil)
+	if err != nil || p.Skipped != 2 || len(p.Items) != 2 {
+		t.Fatalf("request %s: %+v %v, want two skipped items", id, p, err)
+	}
+	for _, path := range []string{"/v1/warm/" + id, "/warm/" + id} {
+		if rec := send(h, "GET", path, "", pubToken); rec.Code != 403 || !strings.Contains(rec.Body.String(), "may not read") {
+			t.Errorf("%s as a token limited to @pub: %d %.300s, want 403 naming a package", path, rec.Code, rec.Body)
+		}
+		if rec := send(h, "GET", path, "", allToken); rec.Code != 200 {
+			t.Errorf("%s as the unrestricted token: %d %.300s, want 200", path, rec.Code, rec.Body)
+		}
+	}
+	if rec := send(h, "POST", "/v1/warm", lockfile, pubToken); rec.Code != 403 {
+		t.Errorf("the same request from a token limited to @pub: %d %.300s, want 403", rec.Code, rec.Body)
 	}
 }
