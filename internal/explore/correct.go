@@ -119,10 +119,11 @@ func (s *Service) deprecationNote(o *Opened) string {
 	return fmt.Sprintf("%s@%s is deprecated: %s", o.Name, o.Version, s.deprecationText(o.Deprecated))
 }
 
-// deprecationText is a deprecation message on one line (newlines become
-// spaces), cut at Limits.DeprecationNoteBytes.
+// deprecationText is a deprecation message on one line (newlines and
+// other control characters become spaces, as in messages stored before
+// upstream.Printable), cut at Limits.DeprecationNoteBytes.
 func (s *Service) deprecationText(msg string) string {
-	msg = strings.Join(strings.Fields(msg), " ")
+	msg = strings.Join(strings.Fields(upstream.Printable(msg)), " ")
 	if limit := s.lim.DeprecationNoteBytes; limit > 0 && len(msg) > limit {
 		msg = strings.ToValidUTF8(msg[:limit], "") + fmt.Sprintf("… [cut at %d bytes, setting deprecation-note-bytes]", limit)
 	}

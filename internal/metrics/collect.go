@@ -11,6 +11,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/pglock"
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redislock"
+	"github.com/pkgscope/pkgscope/internal/upstream"
 )
 
 // The scrape-time collectors below read counters their packages keep
@@ -249,4 +250,28 @@ func (sc *slotCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(slotsInUseDesc, prometheus.GaugeValue, float64(s.InUse))
 	ch <- prometheus.MustNewConstMetric(slotsWaitingDesc, prometheus.GaugeValue, float64(s.Waiting))
 	ch <- prometheus.MustNewConstMetric(slotsRefusedDesc, prometheus.CounterValue, float64(s.Refused))
+}
+
+// WatchUpstreamDropped exposes what the registry client dropped from
+// packuments as it read them (upstream.Client.Dropped): versions that are
+// not semver, and dist-tags with a bad name or pointing at such a version.
+// A rising count is a registry serving hostile or broken metadata.
+func (m *Metrics) WatchUpstreamDropped(dropped func() upstream.Dropped) {
+	if m != nil && dropped != nil {
+		m.reg.MustRegister(droppedCollector(dropped))
+	}
+}
+
+var droppedDesc = prometheus.NewDesc("pkgscope_upstream_dropped_total",
+	"Entries dropped from registry packuments as invalid, by kind (version: not semver; dist_tag: bad name or pointing at such a version).",
+	[]string{"kind"}, nil)
+
+type droppedCollector func() upstream.Dropped
+
+func (dc droppedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- droppedDesc }
+
+func (dc droppedCollector) Collect(ch chan<- prometheus.Metric) {
+	d := dc()
+	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Versions), "version")
+	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Tags), "dist_tag")
 }

@@ -18,6 +18,7 @@
 //	pkgscope_fill_slots, pkgscope_fill_slots_in_use              gauge      WatchFillSlots (max-fills)
 //	pkgscope_fill_slot_waiters                                   gauge      WatchFillSlots (max-fill-waiters)
 //	pkgscope_fill_slot_refusals_total                            counter    WatchFillSlots (503 past both)
+//	pkgscope_upstream_dropped_total{kind}                        counter    WatchUpstreamDropped (not semver)
 //
 // plus the Go runtime's and the process's standard series. Labels are
 // bounded: routes are Echo's route patterns, actions a fixed set, statuses

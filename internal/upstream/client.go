@@ -131,6 +131,9 @@ type Client struct {
 	// breakers stop requests to a host that keeps failing (breaker.go).
 	breakers *breakers
 
+	// dropped counts what sanitize removed from packuments.
+	dropped dropCounter
+
 	packuments *lru.Cache[string, cachedPackument]
 	versions   *lru.Cache[versionKey, PackumentVersion]
 
@@ -299,6 +302,7 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 		return nil, &unavailable.Error{Source: unavailable.Registry, Status: resp.StatusCode, RetryAfter: defaultRetryAfter,
 			Err: fmt.Errorf("%s: registry answered the packument of %q", what, truncate(p.Name))}
 	}
+	c.dropped.sanitize(p)
 	for v, pv := range p.Versions {
 		if pv.Version != v {
 			pv.Version = v

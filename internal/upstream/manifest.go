@@ -30,6 +30,10 @@ import (
 // one version share one request, detached from any caller's cancellation
 // (with RequestTimeout).
 func (c *Client) Version(ctx context.Context, name, version string) (PackumentVersion, error) {
+	if !ValidVersion(version) {
+		// Packuments drop such versions: the registry has none.
+		return PackumentVersion{}, fmt.Errorf("%s has no version %.80q (not a semver version): %w", name, version, ErrNotFound)
+	}
 	if pv, ok := c.CachedVersion(name, version); ok {
 		return pv, nil
 	}

@@ -39,13 +39,14 @@ type PackumentVersion struct {
 // not deprecated. npm treats any truthy "deprecated" as deprecated
 // (npm-pick-manifest's !mani.deprecated): a value that is not a string
 // yet truthy (true, 1, an object) gives "deprecated", and false, 0, ""
-// and null give "".
+// and null give "". Control characters become spaces (Printable): the
+// message is quoted in text answers.
 func (v PackumentVersion) Deprecation() string {
 	switch d := v.Deprecated.(type) {
 	case nil:
 		return ""
 	case string:
-		return d
+		return Printable(d)
 	case bool:
 		if !d {
 			return ""
