@@ -287,6 +287,7 @@ type Store interface {
 	Catalog
 	Maintenance
 	ProjectStore
+	SessionStore
 	BlobCollector
 	// Close releases the store's connections.
 	Close() error

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Maintenance", testMaintenance},
 		{"Project", testProject},
 		{"VersionStates", testVersionStates},
+		{"Session", testSession},
 		{"CollectOldUnreferenced", testCollectOldUnreferenced},
 		{"CollectKeepsYoung", testCollectKeepsYoung},
 		{"CollectRePutRefreshes", testCollectRePutRefreshes},
