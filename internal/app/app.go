@@ -38,6 +38,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/redislock"
 	"github.com/pkgscope/pkgscope/internal/resolve"
 	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/session"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
@@ -84,6 +85,8 @@ type App struct {
 	core     *Core
 	redis    *redisconn.Conn
 	searcher *search.Searcher
+	// sessions are the web page's logins (internal/session).
+	sessions *session.Manager
 	handler  http.Handler
 }
 
@@ -106,7 +109,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	fillOpt := core.FillOptions(cfg, log)
 	// Metrics first, so refusals are recorded; auth before rate limits,
 	// so these may key callers by verified token.
-	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, webAuth())}
+	a.sessions = session.New(st, tokens, session.Options{
+		IdleTimeout: cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, Secure: strings.HasPrefix(cfg.PublicURL, "https://"),
+	})
+	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, webAuth(a.sessions))}
 	if tokens.Len() == 0 {
 		mw = append(mw, api.HostGuard(cfg.AllowedHosts, cfg.AllowedOrigins))
 	}

@@ -19,7 +19,7 @@ var layers = map[string]int{
 	"race": 0,
 	// 1: vocabulary, storage, registry and Redis clients, ingest, grep.
 	"npmspec": 1, "semver": 1, "store/blobcodec": 1, "store/postgres": 1, "store/sqlite": 1,
-	"redislock": 1, "auth": 1, "ratelimit": 1, "upstream": 1, "ingest": 1, "search": 1,
+	"redislock": 1, "auth": 1, "session": 1, "ratelimit": 1, "upstream": 1, "ingest": 1, "search": 1,
 	"diff": 1, "lockfile": 1, "popular": 1, "cache": 1, "blobgc": 1,
 	// 2: resolution and the miss path.
 	"resolve": 2, "fill": 2,

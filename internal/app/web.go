@@ -5,6 +5,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/session"
 	"github.com/pkgscope/pkgscope/internal/upstream"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/web"
@@ -12,11 +13,11 @@ import (
 
 // webAuth is auth's configuration with the web page: the login form and
 // its static files need no token, and the pages (only they) accept the
-// token from the login cookie and send a browser without one to the form.
-func webAuth() auth.Options {
+// login's session cookie and send a browser without one to the form.
+func webAuth(sessions *session.Manager) auth.Options {
 	return auth.Options{
 		Skip:   func(c echo.Context) bool { return auth.SkipHealth(c) || web.Public(c.Request().URL.Path) },
-		Cookie: web.CookieName, Page: web.IsPage, Login: "/login",
+		Cookie: web.CookieName, Session: sessions.Identity, Page: web.IsPage, Login: "/login",
 	}
 }
 
@@ -25,6 +26,6 @@ func webAuth() auth.Options {
 func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, reg *upstream.Client, access explore.Access) {
 	web.New(web.Deps{
 		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Projects: a.Projects, Access: access, Search: reg.Search,
-		Auth: a.Tokens.Len() > 0, Verify: func(tok string) bool { _, ok := a.Tokens.Verify(tok); return ok },
+		Auth: a.Tokens.Len() > 0, Sessions: a.sessions,
 	}, web.DefaultLimits()).Register(e)
 }

@@ -23,15 +23,18 @@ type Options struct {
 	// checks, /healthz and /readyz, which load balancers and orchestrators
 	// call without credentials.
 	Skip func(echo.Context) bool
-	// Cookie names a cookie whose value is accepted as the token when the
-	// request has no Authorization header and Page says its path is one
-	// of the web pages (never on the API: a cookie rides along with
-	// requests other sites make, and the pages' cookie is SameSite=Strict).
-	// On a page, a GET (or HEAD) without a valid token is redirected to Login
-	// (with ?next=) instead of answered 401.
-	Cookie string
-	Page   func(path string) bool
-	Login  string
+	// Cookie names the web session's cookie, read when the request has no
+	// Authorization header and Page says its path is one of the web pages
+	// (never on the API: a cookie rides along with requests other sites
+	// make, and the pages' cookie is SameSite=Strict). Session resolves
+	// its value to the identity the session acts with (false: no live
+	// session; an error: the store failed). The value is never taken as a
+	// token. On a page, a GET (or HEAD) without a valid token or session
+	// is redirected to Login (with ?next=) instead of answered 401.
+	Cookie  string
+	Session func(ctx context.Context, value string) (Identity, bool, error)
+	Page    func(path string) bool
+	Login   string
 }
 
 // Middleware returns Echo middleware that lets a request through only with
@@ -57,15 +60,19 @@ func Middleware(s *Set, opt Options) echo.MiddlewareFunc {
 			header := c.Request().Header.Get(echo.HeaderAuthorization)
 			tok, ok := Bearer(header)
 			page := opt.Page != nil && opt.Page(c.Request().URL.Path)
-			if header == "" && page && opt.Cookie != "" {
-				if ck, err := c.Cookie(opt.Cookie); err == nil && ck.Value != "" {
-					tok, ok = ck.Value, true
-				}
-			}
 			var id Identity
 			valid := false
 			if ok {
 				id, valid = s.Verify(tok)
+			} else if header == "" && page && opt.Cookie != "" && opt.Session != nil {
+				if ck, err := c.Cookie(opt.Cookie); err == nil && ck.Value != "" {
+					var err error
+					id, valid, err = opt.Session(c.Request().Context(), ck.Value)
+					if err != nil {
+						return err // the store failed: 503, not a logout
+					}
+					ok = true
+				}
 			}
 			if !valid && page && opt.Login != "" && (c.Request().Method == http.MethodGet || c.Request().Method == http.MethodHead) {
 				return c.Redirect(http.StatusSeeOther, opt.Login+"?next="+url.QueryEscape(c.Request().URL.RequestURI()))

@@ -151,6 +151,21 @@ func (s *Set) Verify(token string) (Identity, bool) {
 	return Identity{ID: t.ID(), Scopes: t.Scopes}, true
 }
 
+// ByID returns the identity of the token whose ID is id, or false when
+// the set holds none: a web session records the token's ID, never the
+// token, and acts with its identity only while the mirror accepts it.
+func (s *Set) ByID(id string) (Identity, bool) {
+	if s.Len() == 0 || id == "" {
+		return Identity{}, false
+	}
+	for _, t := range s.tokens {
+		if t.ID() == id {
+			return Identity{ID: id, Scopes: t.Scopes}, true
+		}
+	}
+	return Identity{}, false
+}
+
 // Load reads the tokens of file (may be "") and of list (the
 // PKGSCOPE_TOKENS value, may be "") into one Set. Both empty gives an
 // empty Set: authentication off.

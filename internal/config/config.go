@@ -319,6 +319,11 @@ type Config struct {
 	// API is open, fine on a laptop, not for an org-wide service.
 	TokensFile string
 	Tokens     Secret
+	// SessionIdleTimeout ends a web login not used for this long, and
+	// SessionLifetime any web login this long after it began
+	// (internal/session): the browser's cookie holds a session id kept in
+	// the store, never the token.
+	SessionIdleTimeout, SessionLifetime time.Duration
 	// MetricsAddr, when set, serves /metrics on a listener of its own,
 	// without tokens (bind it to a private network), and not on Addr;
 	// empty serves /metrics on Addr behind the tokens. PprofAddr, when
@@ -505,6 +510,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 
 	b.Str(&c.TokensFile, "tokens-file", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
 	c.Tokens = Secret(getenv(EnvPrefix + "TOKENS"))
+	b.Dur(&c.SessionIdleTimeout, "session-idle-timeout", "a web page login not used for this long ends (the cookie holds a session id, never the token)")
+	b.Dur(&c.SessionLifetime, "session-lifetime", "a web page login ends this long after it began, used or not")
 	b.Str(&c.MetricsAddr, "metrics-addr", "serve /metrics on this address, without tokens, instead of on addr")
 	b.Str(&c.PprofAddr, "pprof-addr", "serve net/http/pprof on this address (empty: off)")
 
@@ -549,6 +556,8 @@ func (c Config) Validate() error {
 	positive("stalled-client-timeout", int64(c.StalledClientTimeout))
 	positive("max-warm-body-bytes", c.MaxWarmBodyBytes)
 	positive("max-project-packages", int64(c.MaxProjectPackages))
+	positive("session-idle-timeout", int64(c.SessionIdleTimeout))
+	positive("session-lifetime", int64(c.SessionLifetime))
 	positive("max-project-lockfile-bytes", c.MaxProjectLockfileBytes)
 	if c.ProjectWait < 0 {
 		errs = append(errs, fmt.Errorf("project-wait must not be negative, got %s", c.ProjectWait))

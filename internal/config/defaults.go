@@ -17,6 +17,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/ratelimit"
 	"github.com/pkgscope/pkgscope/internal/redisconn"
 	"github.com/pkgscope/pkgscope/internal/search"
+	"github.com/pkgscope/pkgscope/internal/session"
 	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
 	"github.com/pkgscope/pkgscope/internal/store/postgres"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -52,6 +53,8 @@ func Default() Config {
 		MaxRequestItems:          warm.DefaultConfig().MaxRequestItems,
 
 		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,
+		SessionIdleTimeout: session.DefaultIdleTimeout,
+		SessionLifetime:    session.DefaultLifetime,
 
 		MaxProjectPackages:      pl.MaxPackages,
 		MaxProjectLockfileBytes: pl.MaxLockfileBytes,

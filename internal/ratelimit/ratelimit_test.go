@@ -242,14 +242,20 @@ func TestPageCookieCallersKeyedByToken(t *testing.T) {
 	})
 	l := New(rc, Options{PerMinute: 60, Burst: 2, KeyByToken: true})
 	e := echo.New()
-	e.Use(auth.Middleware(set, auth.Options{Cookie: "pkgscope_token", Page: func(p string) bool { return strings.HasPrefix(p, "/browse/") }}))
+	// A session of the web page acts with its token's identity
+	// (internal/session); here the cookie names the token's session.
+	session := func(_ context.Context, v string) (auth.Identity, bool, error) {
+		id, ok := set.Verify(strings.TrimPrefix(v, "session-of-"))
+		return id, ok, nil
+	}
+	e.Use(auth.Middleware(set, auth.Options{Cookie: "pkgscope_session", Session: session, Page: func(p string) bool { return strings.HasPrefix(p, "/browse/") }}))
 	e.Use(l.Middleware())
 	e.GET("/browse/*", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	page := func(cookie, header string) int {
 		req := httptest.NewRequest(http.MethodGet, "/browse/x", nil)
 		req.RemoteAddr = "10.9.9.9:1" // everyone comes through the same proxy
 		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: "pkgscope_token", Value: cookie})
+			req.AddCookie(&http.Cookie{Name: "pkgscope_session", Value: "session-of-" + cookie})
 		}
 		if header != "" {
 			req.Header.Set("Authorization", "Bearer "+header)

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -16,9 +15,10 @@ func (p *Pages) loginForm(c echo.Context) error {
 	return p.render(c, http.StatusOK, "login", page{Title: "Log in", Data: loginData{Next: localPath(c.QueryParam("next"))}})
 }
 
-// login checks the token and keeps it in an HttpOnly, SameSite=Strict
-// cookie: script on the page cannot read it, and no other site's page
-// can make the browser send it.
+// login checks the token and starts a server-side session for it, whose
+// id the browser keeps in an HttpOnly, SameSite=Strict cookie: script on
+// the page cannot read it, no other site's page can make the browser send
+// it, and it is not the token (internal/session).
 func (p *Pages) login(c echo.Context) error {
 	if crossSite(c.Request()) {
 		// Login CSRF: another site's form would log this browser in with
@@ -28,24 +28,37 @@ func (p *Pages) login(c echo.Context) error {
 	}
 	tok := strings.TrimSpace(c.FormValue("token"))
 	next := localPath(c.FormValue("next"))
-	if p.d.Verify == nil {
+	if p.d.Sessions == nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	if tok == "" || !p.d.Verify(tok) {
+	value, ok := "", false
+	if tok != "" {
+		var err error
+		if value, ok, err = p.d.Sessions.Login(c.Request().Context(), tok); err != nil {
+			return err
+		}
+	}
+	if !ok {
 		return p.render(c, http.StatusUnauthorized, "login", page{Title: "Log in", Error: "That token is not valid for this mirror.", Data: loginData{Next: next}})
 	}
-	c.SetCookie(&http.Cookie{
-		Name: CookieName, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: c.Scheme() == "https", MaxAge: int((30 * 24 * time.Hour).Seconds()),
-	})
+	c.SetCookie(p.d.Sessions.Cookie(c.Request(), value))
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
+// logout ends the session on every replica, not only the browser's copy
+// of its cookie.
 func (p *Pages) logout(c echo.Context) error {
 	if crossSite(c.Request()) {
 		return p.render(c, http.StatusForbidden, "error", page{Title: "Forbidden", Error: "A logout from another site's page is refused."})
 	}
-	c.SetCookie(&http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	if p.d.Sessions != nil {
+		if ck, err := c.Cookie(CookieName); err == nil && ck.Value != "" {
+			if err := p.d.Sessions.Logout(c.Request().Context(), ck.Value); err != nil {
+				return err
+			}
+		}
+		c.SetCookie(p.d.Sessions.Cookie(c.Request(), ""))
+	}
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 

@@ -42,6 +42,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/project"
+	"github.com/pkgscope/pkgscope/internal/session"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
@@ -104,10 +105,22 @@ type Deps struct {
 	// (the home page's) show only the packages it allows.
 	Access explore.Access
 	// Auth is true when the mirror has tokens: the login form is shown,
-	// and Verify checks a token given to it.
-	Auth   bool
-	Verify func(token string) bool
-	Logger *slog.Logger
+	// and Sessions logs a browser in with a token given to it.
+	Auth     bool
+	Sessions Sessions
+	Logger   *slog.Logger
+}
+
+// Sessions starts and ends the web page's logins (session.Manager): the
+// cookie carries a session id, never the token.
+type Sessions interface {
+	// Login checks token and starts a session for it, returning the
+	// cookie's value; false when the token is not valid.
+	Login(ctx context.Context, token string) (string, bool, error)
+	// Logout ends the session of a cookie's value, on every replica.
+	Logout(ctx context.Context, value string) error
+	// Cookie returns the cookie carrying value ("" clears it).
+	Cookie(r *http.Request, value string) *http.Cookie
 }
 
 // Limits bound what one page shows, within the API's read budgets.
@@ -135,8 +148,8 @@ func DefaultLimits() Limits {
 	return Limits{PageLines: 1000, PageBytes: 100 << 10, FolderEntries: 1000, LineWidth: 2000, ListNames: 50, GrepMatches: 200}
 }
 
-// CookieName is the cookie holding a token after login.
-const CookieName = "pkgscope_token"
+// CookieName is the cookie holding a session id after login.
+const CookieName = session.CookieName
 
 // Pages serves the web page.
 type Pages struct {

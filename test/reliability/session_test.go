@@ -1,0 +1,84 @@
+package reliability
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/pgtest"
+	"github.com/pkgscope/pkgscope/internal/web"
+)
+
+// withCookie serves one request in-process carrying cookie c.
+func withCookie(h http.Handler, method, path string, c *http.Cookie) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, nil)
+	req.AddCookie(c)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestWebLoginIsASession: the web login's cookie holds a session id, not
+// the token (before: the token itself, for 30 days): HttpOnly,
+// SameSite=Strict, Secure when the public URL is https; sent as a bearer
+// token it is refused; a cookie holding a token is not a login; logout
+// ends the session on the server, so a copy of the cookie stops working.
+// On both stores, which keep the sessions every replica shares.
+func TestWebLoginIsASession(t *testing.T) {
+	for _, storeKind := range []string{"embedded", "postgres"} {
+		t.Run(storeKind, func(t *testing.T) {
+			t.Parallel()
+			m, _ := privateMirror(t, func(c *config.Config) {
+				c.PublicURL = "https://pkgscope.example.internal"
+				if storeKind == "postgres" {
+					c.DatabaseURL = pgtest.URL(t)
+				}
+			})
+			h := m.app.Handler()
+			rec := send(h, "POST", "/login", "token="+allToken, "")
+			var ck *http.Cookie
+			for _, c := range rec.Result().Cookies() {
+				if c.Name == web.CookieName {
+					ck = c
+				}
+			}
+			if rec.Code != http.StatusSeeOther || ck == nil {
+				t.Fatalf("login: %d %v, want 303 setting %s", rec.Code, rec.Result().Cookies(), web.CookieName)
+			}
+			if strings.Contains(ck.Value, allToken) || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || !ck.Secure {
+				t.Errorf("login cookie %+v: want a value that is not the token, HttpOnly, SameSite=Strict, Secure (the public URL is https)", ck)
+			}
+			if strings.Contains(rec.Header().Get("Set-Cookie"), allToken) {
+				t.Errorf("Set-Cookie carries the token: %s", rec.Header().Get("Set-Cookie"))
+			}
+			if rec := withCookie(h, "GET", "/browse/@pub/y@1.0.0/", ck); rec.Code != http.StatusOK {
+				t.Fatalf("a page with the session cookie: %d %.300s", rec.Code, rec.Body)
+			}
+			// The cookie's value is no API token.
+			for _, path := range []string{"/v1/packages/npm/@pub/y", "/metrics"} {
+				if rec := send(h, "GET", path, "", ck.Value); rec.Code != http.StatusUnauthorized {
+					t.Errorf("GET %s with the session id as a bearer token: %d %.200s, want 401", path, rec.Code, rec.Body)
+				}
+			}
+			// A cookie holding the token itself is no login.
+			forged := &http.Cookie{Name: web.CookieName, Value: allToken}
+			if rec := withCookie(h, "GET", "/browse/@pub/y@1.0.0/", forged); rec.Code != http.StatusSeeOther {
+				t.Errorf("a page with the token as the cookie: %d, want 303 to the login form", rec.Code)
+			}
+			// Logout ends the session itself: a copy of the cookie no
+			// longer opens a page.
+			req := httptest.NewRequest("POST", "/logout", nil)
+			req.AddCookie(ck)
+			out := httptest.NewRecorder()
+			h.ServeHTTP(out, req)
+			if out.Code != http.StatusSeeOther {
+				t.Fatalf("logout: %d %.300s", out.Code, out.Body)
+			}
+			if rec := withCookie(h, "GET", "/browse/@pub/y@1.0.0/", ck); rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/login") {
+				t.Errorf("a copy of the cookie after logout: %d %s, want 303 to the login form", rec.Code, rec.Header().Get("Location"))
+			}
+		})
+	}
+}
