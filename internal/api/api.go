@@ -173,6 +173,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case errors.As(err, &he):
 		status = he.Code
 		body.Error.Code = httpCode(status)
+		// A refusal that has a code of its own (warm.PoolFullError)
+		// says which resource was full, not just "internal".
+		var coded interface{ ErrorCode() string }
+		if errors.As(err, &coded) {
+			body.Error.Code = coded.ErrorCode()
+		}
 		body.Error.Message = fmt.Sprint(he.Message)
 		if status == http.StatusRequestEntityTooLarge && body.Error.Message == http.StatusText(status) {
 			// Echo's body limit, which does not say which one.

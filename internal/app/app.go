@@ -222,7 +222,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	})
 	// Lockfile bodies are received within one byte budget, then parsed
 	// within the parse slots: a slow body holds no slot.
-	bodies := warm.NewBodyBudget(cfg.MaxLockfileBytesInFlight, cfg.MaxWarmBodyBytes, cfg.ReadTimeout)
+	bodies := warm.NewBodyBudget(warm.BodyLimits{
+		Total: cfg.MaxLockfileBytesInFlight, PerCaller: cfg.MaxLockfileBytesPerCaller, MaxBody: cfg.MaxWarmBodyBytes,
+		Wait: cfg.ReadTimeout, MinRate: cfg.MinUploadBytesPerSecond,
+	})
 	wh := warm.NewHandlers(checkedWarm{a.Warm, ropt.Access}, cfg.Lockfile(), parses, bodies)
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
 	wh.Register(e, warmBody)

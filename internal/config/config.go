@@ -68,6 +68,11 @@ type Config struct {
 	// /v1/projects bodies being received at once; they are read before a
 	// parse slot is taken (warm.BodyBudget), so a slow body holds none.
 	MaxLockfileBytesInFlight int64
+	// MaxLockfileBytesPerCaller is one caller's share of it (its token;
+	// its address without tokens), so one caller's slow uploads never
+	// hold what another's need; MinUploadBytesPerSecond cuts a body that
+	// arrives slower (408), once its first 2 s have passed.
+	MaxLockfileBytesPerCaller, MinUploadBytesPerSecond int64
 	// MaxWarmQueue caps the warm jobs waiting or running: a warm request
 	// or project registration whose jobs would pass it answers 503
 	// (warm.Config.MaxQueued).
@@ -404,6 +409,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.MaxWarmInflightBytes, "max-warm-inflight-bytes", "declared unpacked bytes of the versions warm jobs ingest at once; a version larger than it is ingested alone")
 	b.Int(&c.MaxWarmQueue, "max-warm-queue", "warm jobs waiting or running at most; a warm request or project that would pass it is refused (503)")
 	b.Bytes(&c.MaxLockfileBytesInFlight, "max-lockfile-bytes-in-flight", "memory of POST /v1/warm and /v1/projects bodies being received at once (at least max-warm-body-bytes); more wait")
+	b.Bytes(&c.MaxLockfileBytesPerCaller, "max-lockfile-bytes-per-caller", "one caller's share of max-lockfile-bytes-in-flight (a token, or a client address without tokens; at least max-warm-body-bytes): its uploads past it wait for its own")
+	b.Bytes(&c.MinUploadBytesPerSecond, "min-upload-bytes-per-second", "slowest pace a POST /v1/warm or /v1/projects body may arrive at after its first 2 s; slower is cut with 408 (0: no minimum)")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
@@ -573,6 +580,12 @@ func (c Config) Validate() error {
 		// A body of max-warm-body-bytes could never be read whole.
 		errs = append(errs, fmt.Errorf("max-lockfile-bytes-in-flight (%d) must be at least max-warm-body-bytes (%d)", c.MaxLockfileBytesInFlight, c.MaxWarmBodyBytes))
 	}
+	if c.MaxLockfileBytesPerCaller < c.MaxWarmBodyBytes || c.MaxLockfileBytesPerCaller > c.MaxLockfileBytesInFlight {
+		// A body of max-warm-body-bytes could never be read whole; a
+		// share over the whole is no share.
+		errs = append(errs, fmt.Errorf("max-lockfile-bytes-per-caller (%d) must be at least max-warm-body-bytes (%d) and at most max-lockfile-bytes-in-flight (%d)",
+			c.MaxLockfileBytesPerCaller, c.MaxWarmBodyBytes, c.MaxLockfileBytesInFlight))
+	}
 	positive("max-tarball-bytes", c.MaxTarballBytes)
 	positive("max-unpacked-bytes", c.MaxUnpackedBytes)
 	positive("max-files", int64(c.MaxFiles))
@@ -653,6 +666,7 @@ func (c Config) Validate() error {
 		}
 	}
 	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
+	notNegative("min-upload-bytes-per-second", c.MinUploadBytesPerSecond)
 	notNegative("max-fill-waiters", int64(c.MaxFillWaiters))
 	notNegative("max-context-lines", int64(c.MaxContextLines))
 	notNegative("grep-line-matches-counted", int64(c.GrepLineMatchesCounted))

@@ -244,13 +244,14 @@ func (l *Limiter) key(c echo.Context) string {
 			return l.rc.Key("ratelimit", "token", hex.EncodeToString(sum[:8])) // = auth.Token.ID
 		}
 	}
-	return l.rc.Key("ratelimit", "ip", clientIP(c))
+	return l.rc.Key("ratelimit", "ip", ClientIP(c))
 }
 
-// clientIP is the peer address, unless the Echo instance was told how to
+// ClientIP is the peer address, unless the Echo instance was told how to
 // trust a proxy's headers (Echo.IPExtractor): X-Forwarded-For from an
-// untrusted client would let it pick its own bucket.
-func clientIP(c echo.Context) string {
+// untrusted client would let it pick its own bucket (or share of the
+// lockfile pool, warm.BodyBudget).
+func ClientIP(c echo.Context) string {
 	if c.Echo().IPExtractor != nil {
 		return c.RealIP()
 	}

@@ -62,7 +62,8 @@ func (p ParseSlots) Acquire(ctx context.Context) error {
 	case p <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "the mirror is parsing other lockfiles (setting max-lockfile-parses); retry")
+		err := &PoolFullError{Setting: "max-lockfile-parses"}
+		return &echo.HTTPError{Code: http.StatusServiceUnavailable, Message: err.Error(), Internal: err}
 	}
 }
 

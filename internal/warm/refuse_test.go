@@ -99,7 +99,7 @@ func TestLockfileParsesWaitForASlot(t *testing.T) {
 // registration waiting until read-timeout, and again after.
 func TestSlowBodyHoldsNoParseSlot(t *testing.T) {
 	t.Parallel()
-	bodies := NewBodyBudget(64<<10, 32<<10, 0)
+	bodies := NewBodyBudget(BodyLimits{Total: 64 << 10, MaxBody: 32 << 10})
 	h := NewHandlers(requestsFunc(func() {}), lockfile.DefaultLimits(), NewParseSlots(1), bodies)
 	e := echo.New()
 	h.Register(e)
@@ -139,7 +139,7 @@ func TestSlowBodyHoldsNoParseSlot(t *testing.T) {
 // is a 503 naming max-lockfile-bytes-in-flight.
 func TestBodyBudgetBoundsBodiesInFlight(t *testing.T) {
 	t.Parallel()
-	bodies := NewBodyBudget(8<<10, 8<<10, 0)
+	bodies := NewBodyBudget(BodyLimits{Total: 8 << 10, MaxBody: 8 << 10})
 	h := NewHandlers(requestsFunc(func() {}), lockfile.DefaultLimits(), NewParseSlots(1), bodies)
 	e := echo.New()
 	h.Register(e)
@@ -192,7 +192,7 @@ func (f requestsFunc) Progress(context.Context, string) (Progress, error)     { 
 // power of two; the declared length alone charges nothing.
 func TestBodyChargesUpToItsLength(t *testing.T) {
 	t.Parallel()
-	bodies := NewBodyBudget(1<<20, 1<<20, 0)
+	bodies := NewBodyBudget(BodyLimits{Total: 1 << 20, MaxBody: 1 << 20})
 	h := NewHandlers(requestsFunc(func() {}), lockfile.DefaultLimits(), NewParseSlots(1), bodies)
 	e := echo.New()
 	h.Register(e)
@@ -226,4 +226,114 @@ func TestBodyChargesUpToItsLength(t *testing.T) {
 	}
 	close(slow.rest)
 	<-done
+}
+
+// TestOneCallerCannotHoldTheUploadPool: a caller whose slow uploads hold
+// its share of the budget waits for its own, while another caller's small
+// POST goes through at once (before: two slow 34 MB uploads of one caller
+// made another's 150-byte POST /v1/warm wait 26 s, issue 25 §2). A body
+// that cannot get its bytes is a 503 coded upload_pool_full.
+func TestOneCallerCannotHoldTheUploadPool(t *testing.T) {
+	t.Parallel()
+	// Room for 8 KiB + 1 of one caller and 6 KiB more: a's first body
+	// holds 8 KiB of its share, its second waits; on a budget without
+	// shares the second would take 4 KiB and leave b too little.
+	bodies := NewBodyBudget(BodyLimits{Total: 14 << 10, PerCaller: 8<<10 + 1, MaxBody: 8 << 10})
+	waits := make(chan string, 4)
+	bodies.onWait = func(setting string) { waits <- setting }
+	h := NewHandlers(requestsFunc(func() {}), lockfile.DefaultLimits(), NewParseSlots(2), bodies)
+	e := echo.New()
+	h.Register(e)
+	post := func(ctx context.Context, from string, body io.Reader) *httptest.ResponseRecorder {
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/warm", body)
+		req.RemoteAddr = from
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		return rec
+	}
+	big := `{"specs":["alpha@1.0.0"` + strings.Repeat(" ", 5<<10) // stalledBody ends it with "]}"
+	var slow [2]*stalledBody
+	done := make(chan int, 2)
+	for i := range slow {
+		slow[i] = &stalledBody{first: []byte(big), sent: make(chan struct{}), rest: make(chan struct{})}
+		go func() { done <- post(t.Context(), "198.51.100.1:1000", slow[i]).Code }()
+		if i == 0 {
+			<-slow[0].sent // holds 8 KiB of a's share
+		}
+	}
+	select {
+	case setting := <-waits:
+		if setting != "max-lockfile-bytes-per-caller" {
+			t.Fatalf("a's second upload waits for %s, want its own share", setting)
+		}
+	case <-slow[1].sent:
+		t.Fatal("a's second upload was read while its first held a's share: callers have no shares")
+	}
+	// Bounded by the test's context only if the shares are missing.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if rec := post(ctx, "198.51.100.2:1000", strings.NewReader(`{"specs":["beta@1.0.0"]}`)); rec.Code != http.StatusAccepted {
+		t.Errorf("b's small POST while a holds its share: %d %q, want 202", rec.Code, rec.Body)
+	}
+	// A third upload of a's, whose client gives up, is refused with the
+	// share named.
+	gone, stop := context.WithCancel(t.Context())
+	stop()
+	if rec := post(gone, "198.51.100.1:1000", strings.NewReader(`{"specs":["gamma@1.0.0"]}`)); rec.Code != http.StatusServiceUnavailable ||
+		rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "max-lockfile-bytes-per-caller") {
+		t.Errorf("a's upload past its share: %d %q, want 503 naming max-lockfile-bytes-per-caller, with Retry-After", rec.Code, rec.Body)
+	}
+	close(slow[0].rest)
+	<-slow[1].sent // a's first upload ended: its second goes on
+	close(slow[1].rest)
+	for range slow {
+		if code := <-done; code != http.StatusAccepted {
+			t.Errorf("a's upload once its body ended: %d, want 202", code)
+		}
+	}
+	if held := bodies.Held(); held != 0 {
+		t.Errorf("%d bytes held after every upload ended", held)
+	}
+}
+
+// TestSlowUploadIsCut: a body arriving slower than MinRate, once
+// uploadGrace has passed, is cut with 408 naming
+// min-upload-bytes-per-second and gives its bytes back (before: only
+// read-timeout, 30 s, cut it however slow). The clock advances a second
+// per read.
+func TestSlowUploadIsCut(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	bodies := NewBodyBudget(BodyLimits{Total: 1 << 20, MaxBody: 1 << 20, MinRate: 1 << 10, Clock: func() time.Time { return now }})
+	h := NewHandlers(requestsFunc(func() {}), lockfile.DefaultLimits(), NewParseSlots(1), bodies)
+	e := echo.New()
+	h.Register(e)
+	body := tickingReader{r: strings.NewReader(`{"specs":["alpha@1.0.0"]` + strings.Repeat(" ", 100) + `}`), tick: func() { now = now.Add(time.Second) }}
+	req := httptest.NewRequest(http.MethodPost, "/v1/warm", &body)
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusRequestTimeout || !strings.Contains(rec.Body.String(), "min-upload-bytes-per-second") {
+		t.Errorf("a body at 10 bytes a second: %d %q, want 408 naming min-upload-bytes-per-second", rec.Code, rec.Body)
+	}
+	if held := bodies.Held(); held != 0 {
+		t.Errorf("the cut body kept %d bytes", held)
+	}
+	// At the minimum rate, the same body goes through.
+	body = tickingReader{r: strings.NewReader(`{"specs":["alpha@1.0.0"]` + strings.Repeat(" ", 100) + `}`), tick: func() { now = now.Add(time.Millisecond) }}
+	rec = httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/warm", &body))
+	if rec.Code != http.StatusAccepted {
+		t.Errorf("a body at 10 bytes a millisecond: %d %q, want 202", rec.Code, rec.Body)
+	}
+}
+
+// tickingReader reads 10 bytes at a time, calling tick before each read.
+type tickingReader struct {
+	r    io.Reader
+	tick func()
+}
+
+func (t *tickingReader) Read(p []byte) (int, error) {
+	t.tick()
+	return t.r.Read(p[:min(len(p), 10)])
 }

@@ -1,0 +1,107 @@
+package reliability
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pkgscope/pkgscope/internal/config"
+)
+
+// rawUpload opens a connection to the mirror and returns it with send,
+// which writes a POST of path declaring length bytes of body, then
+// prefix, and returns once prefix is written (the connection is left
+// open: the rest of the body never comes). send may run on any goroutine.
+func rawUpload(t *testing.T, m *mirror, path, token string, length int, prefix []byte) (net.Conn, func() error) {
+	t.Helper()
+	u, err := url.Parse(m.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", path, u.Host, length)
+	if token != "" {
+		head += "Authorization: Bearer " + token + "\r\n"
+	}
+	return conn, func() error {
+		_, err := conn.Write(append([]byte(head+"\r\n"), prefix...))
+		return err
+	}
+}
+
+// TestSlowUploadsOfOneCallerDelayNoOther: a caller holding two slow
+// 34 MB POST /v1/projects uploads that never finish takes at most its
+// share of max-lockfile-bytes-in-flight (64 MiB of 128 MiB), so another caller's 150-byte
+// POST /v1/warm is answered at once (before: after 26 s, once read-timeout
+// cut the slow uploads, issue 25 §2). The minimum upload rate is off here,
+// so that only the shares are tested. The other caller's latency is
+// logged, not asserted: the bound is the suite's client deadline.
+func TestSlowUploadsOfOneCallerDelayNoOther(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) {
+		c.Tokens = "upload-a-token,upload-b-token"
+		c.MinUploadBytesPerSecond = 0
+	})
+	// 34 MB and 33.1 MB: with the byte each body is charged beyond its
+	// length, exactly 64 MiB, the whole budget before the shares (and the
+	// default share now). Each body is charged its length once 16 MiB of
+	// it are in, so once its bytes are sent (the socket buffers hold a
+	// few MB at most), the mirror holds them.
+	lengths := []int{34_000_000, 64<<20 - 34_000_000 - 2}
+	for _, length := range lengths {
+		prefix := []byte(`{"lockfile":{"name":"package-lock.json","content":"` + strings.Repeat("a", length-100))
+		_, send := rawUpload(t, m, "/v1/projects", "upload-a-token", length, prefix)
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", m.url+"/v1/warm", strings.NewReader(`{"specs":["lodash@4.17.21","react@18.3.1","left-pad@1.3.0","@types/node@20.0.0","typescript@5.4.5","vite@5.2.0","zod@3.23.8"]}`))
+	req.Header.Set("Authorization", "Bearer upload-b-token")
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{Timeout: answerBound}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("another caller's small POST /v1/warm while one caller holds two slow uploads: %v", err)
+	}
+	resp.Body.Close()
+	t.Logf("another caller's 150-byte POST /v1/warm: %d in %s while one caller holds two slow 34 MB uploads", resp.StatusCode, time.Since(start).Round(time.Millisecond))
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("another caller's small POST /v1/warm: %d, want 202", resp.StatusCode)
+	}
+}
+
+// TestStalledUploadIsCut: a body that stops arriving is cut at the
+// minimum upload rate's deadline (uploadGrace and a second, 3 s), 408
+// naming min-upload-bytes-per-second, not at read-timeout (here 5
+// minutes; before, nothing else cut it).
+func TestStalledUploadIsCut(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) {
+		c.ReadTimeout = 5 * time.Minute
+	})
+	conn, send := rawUpload(t, m, "/v1/warm", "", 100_000, []byte(`{"specs":["lodash@4.17.21"`))
+	if err := send(); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(3 * answerBound))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled upload: %v", err)
+	}
+	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode}
+	a.body = make([]byte, 4096)
+	n, _ := resp.Body.Read(a.body)
+	a.body = a.body[:n]
+	if a.status != http.StatusRequestTimeout || a.code() != "body_timeout" || !strings.Contains(string(a.body), "min-upload-bytes-per-second") {
+		t.Errorf("a stalled upload: %s, want 408 body_timeout naming min-upload-bytes-per-second", a)
+	}
+}
