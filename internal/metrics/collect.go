@@ -253,8 +253,9 @@ func (sc *slotCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // WatchUpstreamDropped exposes what the registry client dropped from
-// packuments as it read them (upstream.Client.Dropped): versions that are
-// not semver, and dist-tags with a bad name or pointing at such a version.
+// its answers as it read them (upstream.Client.Dropped): versions that are
+// not semver, dist-tags with a bad name or pointing at such a version,
+// search results whose name cannot be a package's.
 // A rising count is a registry serving hostile or broken metadata.
 func (m *Metrics) WatchUpstreamDropped(dropped func() upstream.Dropped) {
 	if m != nil && dropped != nil {
@@ -263,7 +264,7 @@ func (m *Metrics) WatchUpstreamDropped(dropped func() upstream.Dropped) {
 }
 
 var droppedDesc = prometheus.NewDesc("pkgscope_upstream_dropped_total",
-	"Entries dropped from registry packuments as invalid, by kind (version: not semver; dist_tag: bad name or pointing at such a version).",
+	"Entries dropped from registry answers as invalid, by kind (version: not semver; dist_tag: bad name or pointing at such a version; name: a search result that cannot be a package name).",
 	[]string{"kind"}, nil)
 
 type droppedCollector func() upstream.Dropped
@@ -274,4 +275,5 @@ func (dc droppedCollector) Collect(ch chan<- prometheus.Metric) {
 	d := dc()
 	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Versions), "version")
 	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Tags), "dist_tag")
+	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Names), "name")
 }

@@ -40,19 +40,20 @@ func validTag(t string) bool {
 // tags are under 40 bytes.
 const maxTagBytes = 256
 
-// Dropped counts what sanitizing packuments dropped since the client was
-// made: versions that are not semver, and dist-tags with a bad name or
-// pointing at such a version.
+// Dropped counts what sanitizing registry answers dropped since the
+// client was made: versions that are not semver, dist-tags with a bad
+// name or pointing at such a version, and search results whose name
+// cannot be a package's.
 type Dropped struct {
-	Versions, Tags int64
+	Versions, Tags, Names int64
 }
 
-type dropCounter struct{ versions, tags atomic.Int64 }
+type dropCounter struct{ versions, tags, names atomic.Int64 }
 
 // Dropped returns how many versions and dist-tags the client's
 // packuments dropped as invalid (metric pkgscope_upstream_dropped_total).
 func (c *Client) Dropped() Dropped {
-	return Dropped{Versions: c.dropped.versions.Load(), Tags: c.dropped.tags.Load()}
+	return Dropped{Versions: c.dropped.versions.Load(), Tags: c.dropped.tags.Load(), Names: c.dropped.names.Load()}
 }
 
 // sanitize drops from p the versions that are not ValidVersion and the

@@ -1,8 +1,13 @@
 package upstream
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/pkgscope/pkgscope/internal/fakeregistry"
 )
 
 func TestValidVersion(t *testing.T) {
@@ -62,4 +67,23 @@ func FuzzPrintable(f *testing.F) {
 			t.Errorf("Printable(%q) = %q still holds a control character", s, out)
 		}
 	})
+}
+
+// TestSearchDropsNamesThatAreNotPackages: a search answer's names that
+// cannot be a package's (control characters, markup) are dropped and
+// counted: they are quoted in corrections.
+func TestSearchDropsNamesThatAreNotPackages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"objects":[{"package":{"name":"lodash"}},{"package":{"name":"evil\r\nforged: 1"}},{"package":{"name":"<b>x</b>"}},{"package":{"name":"@scope/ok"}}]}`)
+	}))
+	defer srv.Close()
+	e := newEnvFor(t, fakeregistry.New(t), srv.URL+"/", Config{})
+	names, err := e.c.Search(t.Context(), "lodahs", 20)
+	if err != nil || strings.Join(names, ",") != "lodash,@scope/ok" {
+		t.Errorf("Search = %q, %v; want lodash and @scope/ok", names, err)
+	}
+	if d := e.c.Dropped(); d.Names != 2 {
+		t.Errorf("dropped %d names, want 2", d.Names)
+	}
 }

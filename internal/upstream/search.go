@@ -50,8 +50,13 @@ func (c *Client) Search(ctx context.Context, text string, size int) ([]string, e
 	}
 	var names []string
 	for _, o := range body.Objects {
-		if o.Package.Name != "" {
+		// A name that cannot be a package's ("evil\r\nforged", markup)
+		// is dropped as packuments' bad versions are: the names are
+		// quoted in answers' corrections.
+		if _, err := escapeName(o.Package.Name); err == nil {
 			names = append(names, o.Package.Name)
+		} else {
+			c.dropped.names.Add(1)
 		}
 	}
 	return names, nil
