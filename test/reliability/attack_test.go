@@ -107,10 +107,7 @@ func TestAnswersToTokensAreNotStored(t *testing.T) {
 		}
 	}
 	// The page, with the login cookie instead of the header.
-	req := httptest.NewRequest("GET", "/browse/@priv/x@1.0.0/x.js", nil)
-	req.AddCookie(&http.Cookie{Name: "pkgscope_token", Value: privToken})
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, req)
+	rec := withCookie(e, "GET", "/browse/@priv/x@1.0.0/x.js", login(t, e, privToken))
 	if cc := rec.Header().Get("Cache-Control"); rec.Code != 200 || cc != "private, no-store" {
 		t.Errorf("a private package's page with the login cookie: %d, Cache-Control %q; want 200 and private, no-store", rec.Code, cc)
 	}

@@ -20,6 +20,20 @@ func withCookie(h http.Handler, method, path string, c *http.Cookie) *httptest.R
 	return rec
 }
 
+// login logs in to the web page with token and returns its session
+// cookie.
+func login(t *testing.T, h http.Handler, token string) *http.Cookie {
+	t.Helper()
+	rec := send(h, "POST", "/login", "token="+token, "")
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == web.CookieName {
+			return c
+		}
+	}
+	t.Fatalf("login: %d %v, want 303 setting %s", rec.Code, rec.Result().Cookies(), web.CookieName)
+	return nil
+}
+
 // TestWebLoginIsASession: the web login's cookie holds a session id, not
 // the token (before: the token itself, for 30 days): HttpOnly,
 // SameSite=Strict, Secure when the public URL is https; sent as a bearer
@@ -38,15 +52,7 @@ func TestWebLoginIsASession(t *testing.T) {
 			})
 			h := m.app.Handler()
 			rec := send(h, "POST", "/login", "token="+allToken, "")
-			var ck *http.Cookie
-			for _, c := range rec.Result().Cookies() {
-				if c.Name == web.CookieName {
-					ck = c
-				}
-			}
-			if rec.Code != http.StatusSeeOther || ck == nil {
-				t.Fatalf("login: %d %v, want 303 setting %s", rec.Code, rec.Result().Cookies(), web.CookieName)
-			}
+			ck := login(t, h, allToken)
 			if strings.Contains(ck.Value, allToken) || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || !ck.Secure {
 				t.Errorf("login cookie %+v: want a value that is not the token, HttpOnly, SameSite=Strict, Secure (the public URL is https)", ck)
 			}
