@@ -2,9 +2,12 @@ package reliability
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -104,4 +107,51 @@ func TestStalledUploadIsCut(t *testing.T) {
 	if a.status != http.StatusRequestTimeout || a.code() != "body_timeout" || !strings.Contains(string(a.body), "min-upload-bytes-per-second") {
 		t.Errorf("a stalled upload: %s, want 408 body_timeout naming min-upload-bytes-per-second", a)
 	}
+}
+
+// TestFullUploadPoolIsCoded: an upload refused because its caller's share
+// of the lockfile pool stayed full is a 503 coded upload_pool_full, with
+// Retry-After and the setting named (before: 503 coded "internal").
+func TestFullUploadPoolIsCoded(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) {
+		c.Tokens = "pool-a-token,pool-b-token"
+		c.MaxWarmBodyBytes, c.MaxLockfileBytesPerCaller, c.MaxLockfileBytesInFlight = 64<<10, 64<<10, 128<<10
+	})
+	h := m.app.Handler()
+	// a's upload holds its whole share once these bytes are read (a pipe
+	// write returns once the mirror has read it).
+	pr, pw := io.Pipe()
+	held := make(chan struct{})
+	go func() {
+		pw.Write([]byte(`{"specs":["lodash@4.17.21"` + strings.Repeat(" ", 60<<10)))
+		close(held)
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := httptest.NewRequest("POST", "/v1/warm", pr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer pool-a-token")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	<-held
+	gone, cancel := context.WithCancel(t.Context())
+	cancel() // a client that does not wait
+	req := httptest.NewRequestWithContext(gone, "POST", "/v1/warm", strings.NewReader(`{"specs":["lodash@4.17.21"]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer pool-a-token")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	a := answer{status: rec.Code, body: rec.Body.Bytes()}
+	if a.status != http.StatusServiceUnavailable || a.code() != "upload_pool_full" || rec.Header().Get("Retry-After") == "" ||
+		!strings.Contains(string(a.body), "max-lockfile-bytes-per-caller") {
+		t.Errorf("an upload past its caller's share: %s (Retry-After %q), want 503 upload_pool_full naming max-lockfile-bytes-per-caller",
+			a, rec.Header().Get("Retry-After"))
+	}
+	// b's upload goes through meanwhile.
+	if rec := send(h, "POST", "/v1/warm", `{"specs":["lodash@4.17.21"]}`, "pool-b-token"); rec.Code != http.StatusAccepted {
+		t.Errorf("another caller's upload: %d %.300s, want 202", rec.Code, rec.Body)
+	}
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
 }
