@@ -105,3 +105,27 @@ func TestIndexCacheSettings(t *testing.T) {
 		t.Errorf("a negative index-text-cache-bytes: %v, want an error naming it", err)
 	}
 }
+
+// TestSessionAndUploadSettings: the web session's bounds and the lockfile
+// pool's share and minimum rate are settings, checked at load.
+func TestSessionAndUploadSettings(t *testing.T) {
+	c, err := Load("mirror", []string{"--session-idle-timeout", "1h", "--session-lifetime", "24h", "--max-lockfile-bytes-per-caller", "67108864"},
+		envOf(map[string]string{"PKGSCOPE_MIN_UPLOAD_BYTES_PER_SECOND": "1024"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SessionIdleTimeout != time.Hour || c.SessionLifetime != 24*time.Hour || c.MaxLockfileBytesPerCaller != 64<<20 || c.MinUploadBytesPerSecond != 1024 {
+		t.Errorf("loaded %s, %s, %d, %d", c.SessionIdleTimeout, c.SessionLifetime, c.MaxLockfileBytesPerCaller, c.MinUploadBytesPerSecond)
+	}
+	for _, tc := range []struct{ flag, value string }{
+		{"session-idle-timeout", "0s"},
+		{"session-lifetime", "-1h"},
+		{"max-lockfile-bytes-per-caller", "1024"},       // under max-warm-body-bytes
+		{"max-lockfile-bytes-per-caller", "1073741824"}, // over max-lockfile-bytes-in-flight
+		{"min-upload-bytes-per-second", "-1"},
+	} {
+		if _, err := Load("mirror", []string{"--" + tc.flag, tc.value}, envOf(nil)); err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("--%s %s: %v, want an error naming it", tc.flag, tc.value, err)
+		}
+	}
+}
