@@ -211,7 +211,11 @@ func (p *Pages) Register(e *echo.Echo) {
 	e.GET("/login", p.loginForm)
 	e.POST("/login", p.login)
 	e.POST("/logout", p.logout)
-	e.GET("/robots.txt", func(c echo.Context) error { return c.String(http.StatusOK, robotsTxt) })
+	e.GET("/robots.txt", func(c echo.Context) error {
+		// The same bytes for everyone, token or not: shared caches may keep them.
+		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
+		return c.String(http.StatusOK, robotsTxt)
+	})
 	e.GET("/browse/*", p.browse)
 	e.POST("/browse/*", p.fetchBrowse)
 	e.GET("/diff/*", p.diffPage)
