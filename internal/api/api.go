@@ -78,7 +78,9 @@ type Server struct {
 	diffPage int
 }
 
-// New returns the Echo instance serving every route.
+// New returns the Echo instance serving every route. Middleware goes in
+// Options.Middleware: the chain is composed once (composed), so one added
+// later with the instance's Use would never run.
 func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Echo {
 	log := opt.Logger
 	if log == nil {

@@ -342,8 +342,16 @@ func tree(files []store.File, dir string, depth int) []Entry {
 	if dir != "" {
 		prefix = dir + "/"
 	}
+	// A list or glob builds this tree on every request, so it allocates
+	// little: folder paths are slices of the file paths (which begin
+	// with prefix), and a file's folders are looked up in the map only
+	// when they are not the previous file's (files come in path order).
 	var out []Entry
+	if depth <= 0 {
+		out = make([]Entry, 0, len(files))
+	}
 	folders := map[string]int{} // path -> index in out
+	var last []int              // level -> index in out of the previous file's folder
 	for _, f := range files {
 		rel := f.Path[len(prefix):]
 		level := 0 // folders passed
@@ -354,12 +362,18 @@ func tree(files []store.File, dir string, depth int) []Entry {
 			if level++; depth > 0 && level > depth {
 				break
 			}
-			p := prefix + rel[:i+1]
-			k, ok := folders[p]
-			if !ok {
-				k = len(out)
-				folders[p] = k
-				out = append(out, Entry{Path: p, Type: EntryFolder})
+			p := f.Path[:len(prefix)+i+1]
+			var k int
+			if level <= len(last) && out[last[level-1]].Path == p {
+				k = last[level-1]
+			} else {
+				var ok bool
+				if k, ok = folders[p]; !ok {
+					k = len(out)
+					folders[p] = k
+					out = append(out, Entry{Path: p, Type: EntryFolder})
+				}
+				last = append(last[:level-1], k)
 			}
 			out[k].Files++
 			out[k].Bytes += f.Size
