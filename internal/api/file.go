@@ -40,8 +40,8 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 	defer body.Close()
 	// Keys in their canonical form, assigned rather than Set: a warm read
 	// is a few microseconds of work, and canonicalizing seven keys was a
-	// measurable part of it (issue 27).
-	// The per-file values share one backing array, each a full slice.
+	// measurable part of it (issue 27). The per-file values share one
+	// backing array, each a full slice.
 	h := c.Response().Header()
 	vals := []string{version, etag(f.Hash), cacheControl(c, exact), contentType(f.Path, f.Binary), ""}
 	h[versionHeader] = vals[0:1:1]
