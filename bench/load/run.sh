@@ -1,49 +1,33 @@
 #!/usr/bin/env bash
 # Load benchmark (docs/BENCHMARKS.md, "Load"): a warm REST read of a small
-# file (2.6 KiB) from the mirror, next to nginx serving the same bytes from
-# disk in the same run (the ceiling). Target: the mirror at half of nginx's
-# requests/s or better. Needs wrk and nginx (apt-get install wrk nginx);
-# uses Redis when REDIS_URL is set or one answers on 127.0.0.1:6379.
-#   bench/load/run.sh            DURATION=10s CONNECTIONS=64 THREADS=2
-# Loopback only: every server and wrk run on 127.0.0.1, and stop with the
-# script.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+# file (2.6 KiB) from the mirror, next to a plain net/http server writing
+# the same bytes from memory (the anchor: the most a Go server does here)
+# and nginx serving them from disk (the ceiling). Targets (issue 27): the
+# mirror at 80% of net/http's requests/s or better, its p99 within 2x of
+# net/http's. Needs wrk and nginx (apt-get install wrk nginx); uses Redis
+# when REDIS_URL is set or one answers on 127.0.0.1:6379.
+#
+#   bench/load/run.sh       ROUNDS=3 DURATION=10s CONNECTIONS=64 THREADS=2
+#   BEFORE=/tmp/mirror-old bench/load/run.sh    # an older build beside it
+#
+# Each round runs every server once, in turn (nginx, net/http, the mirror,
+# the BEFORE build), so a change in the machine's load hits them alike; the
+# table shows each one's median over the rounds and its ratio to net/http's
+# median. The machine's load average is printed before and after. Loopback
+# only: every server and wrk run on 127.0.0.1, and stop with the script.
+. "$(dirname "$0")/lib.sh"
+rounds=${ROUNDS:-3}
 duration=${DURATION:-10s}
 conns=${CONNECTIONS:-64}
 threads=${THREADS:-2}
 mirror_port=${MIRROR_PORT:-17878}
+before_port=${BEFORE_PORT:-17877}
 nginx_port=${NGINX_PORT:-17879}
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-go build -o "$tmp/mirror" ./cmd/mirror
-go build -o "$tmp/registry" ./bench/load/registry
-mkdir -p "$tmp/www" "$tmp/npm" "$tmp/data"
-chmod 755 "$tmp" "$tmp/www" # nginx workers run as an unprivileged user
-: > "$tmp/npm/npmrc"
-
-"$tmp/registry" -url-file "$tmp/registry.url" -www "$tmp/www" 2>"$tmp/registry.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$tmp/registry.url" ] && break; sleep 0.1; done
-
-redis_url=${REDIS_URL:-}
-if [ -z "$redis_url" ] && (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then
-  redis_url=redis://127.0.0.1:6379/0
-fi
-env -i PATH="$PATH" HOME="$tmp" \
-  PKGSCOPE_ADDR=127.0.0.1:$mirror_port PKGSCOPE_DATA_DIR="$tmp/data" PKGSCOPE_PROJECT_DIR="$tmp" \
-  PKGSCOPE_REDIS_URL="$redis_url" PKGSCOPE_REDIS_PREFIX="bench:$$:" \
-  npm_config_registry="$(cat "$tmp/registry.url")" \
-  NPM_CONFIG_USERCONFIG="$tmp/npm/npmrc" NPM_CONFIG_GLOBALCONFIG="$tmp/npm/npmrc" \
-  "$tmp/mirror" 2>"$tmp/mirror.log" &
-pids+=($!)
+build
+start_registry
+start_mirror mirror "$tmp/mirror" "$mirror_port"
+[ -n "${BEFORE:-}" ] && start_mirror before "$tmp/before" "$before_port"
 
 cat > "$tmp/nginx.conf" <<CONF
 worker_processes auto;
@@ -68,23 +52,44 @@ CONF
 nginx -c "$tmp/nginx.conf" -e "$tmp/nginx-error.log" &
 pids+=($!)
 
-mirror_url=http://127.0.0.1:$mirror_port/v1/npm/bench-pkg@1.0.0/index.js
-nginx_url=http://127.0.0.1:$nginx_port/index.js
-for _ in $(seq 100); do curl -sf -o /dev/null "$mirror_url" && break; sleep 0.1; done
-for _ in $(seq 100); do curl -sf -o /dev/null "$nginx_url" && break; sleep 0.1; done
-cmp <(curl -sf "$mirror_url") <(curl -sf "$nginx_url") || { echo "the mirror and nginx serve different bytes" >&2; exit 1; }
+declare -A pid=([net/http]=$pid_registry [mirror]=$pid_mirror [before]=${pid_before:-})
+declare -A url=(
+  [nginx]=http://127.0.0.1:$nginx_port/index.js
+  [net/http]=${registry_url}index.js
+  [mirror]=http://127.0.0.1:$mirror_port/v1/npm/bench-pkg@1.0.0/index.js
+  [before]=http://127.0.0.1:$before_port/v1/npm/bench-pkg@1.0.0/index.js
+)
+servers=(nginx net/http $(mirrors))
+for s in "${servers[@]}"; do
+  for _ in $(seq 100); do curl -sf -o /dev/null "${url[$s]}" && break; sleep 0.1; done
+  cmp -s <(curl -sf "${url[$s]}") "$tmp/www/index.js" || { echo "$s does not serve the same bytes" >&2; exit 1; }
+done
 
-run() { # name url → "rps p99"
-  local f=$tmp/${1//\//_}
-  wrk -t"$threads" -c"$conns" -d"$duration" --latency "$2" >"$f.wrk"
-  rps=$(awk '/^Requests\/sec/ {print $2}' "$f.wrk")
-  p99=$(awk '$1 == "99%" {print $2}' "$f.wrk")
-  printf '%-9s %12s req/s   p99 %s\n' "$1" "$rps" "$p99"
-  echo "$rps" >"$f.rps"
-}
-echo "warm read of a 2.6 KiB file, wrk -t$threads -c$conns -d$duration, redis: ${redis_url:-none}"
-run nginx "$nginx_url"
-run net/http "$(cat "$tmp/registry.url")index.js" # the same bytes from plain Go: the Go ceiling
-run mirror "$mirror_url"
-awk -v m="$(cat "$tmp/mirror.rps")" -v n="$(cat "$tmp/nginx.rps")" -v g="$(cat "$tmp/net_http.rps")" \
-  'BEGIN { printf "mirror/nginx: %.0f%% (target: at least 50%%); net/http/nginx: %.0f%%\n", 100 * m / n, 100 * g / n }'
+echo "warm read of a 2.6 KiB file, wrk -t$threads -c$conns -d$duration, $rounds rounds, redis: ${redis_url:-none}, load average $(loadavg)"
+for r in $(seq "$rounds"); do
+  for s in "${servers[@]}"; do
+    f=$tmp/${s//\//_}
+    p=${pid[$s]:-}
+    [ -n "$p" ] && t0=$(cpu_ticks "$p")
+    read -r n rps p50 p99 err < <(wrk_run "$f.$r.wrk" -t"$threads" -c"$conns" -d"$duration" "${url[$s]}")
+    cpu=-
+    [ -n "$p" ] && cpu=$(awk -v t="$(($(cpu_ticks "$p") - t0))" -v hz="$(getconf CLK_TCK)" -v n="$n" 'BEGIN { printf "%.1f", 1e6 * t / hz / n }')
+    echo "$rps" >>"$f.rps"
+    echo "$p99" >>"$f.p99"
+    echo "$cpu" >>"$f.cpu"
+    printf 'round %d  %-9s %8s req/s  p50 %6s ms  p99 %7s ms  errors %s  CPU %s us/request\n' "$r" "$s" "$rps" "$p50" "$p99" "$err" "$cpu"
+  done
+done
+echo "load average after: $(loadavg)"
+g_rps=$(median <"$tmp/net_http.rps")
+g_p99=$(median <"$tmp/net_http.p99")
+echo
+echo "| server | req/s (median) | of net/http | p99 (median) | of net/http's p99 | CPU per request (median) |"
+echo "|---|---:|---:|---:|---:|---:|"
+for s in "${servers[@]}"; do
+  f=$tmp/${s//\//_}
+  cpu=$({ grep -vx -- - "$f.cpu" || true; } | median)
+  awk -v s="$s" -v rps="$(median <"$f.rps")" -v p99="$(median <"$f.p99")" -v g="$g_rps" -v gp="$g_p99" -v cpu="${cpu:--}" \
+    'BEGIN { printf "| %s | %.1fk | %.0f%% | %.1f ms | %.2fx | %s |\n", s, rps / 1000, 100 * rps / g, p99, p99 / gp, cpu == "-" ? "-" : cpu " us" }'
+done
+echo "targets: the mirror at 80% of net/http's req/s or more, its p99 at most 2x net/http's"

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/app"
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/logbuf"
 )
 
 func main() {
@@ -39,10 +40,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mirror: configuration:", err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.Serve(ctx, cfg, log); err != nil {
+	if cfg.LogFlushInterval > 0 {
+		w := logbuf.New(os.Stderr, int(cfg.LogBufferBytes), cfg.LogFlushInterval)
+		log = slog.New(logbuf.Handler(slog.NewTextHandler(w, nil), w, slog.LevelWarn))
+		defer w.Close()
+	}
+	if err := serve(cfg, log); err != nil {
 		log.Error("mirror stopped", "err", err)
+		// Exit skips the deferred Close: the error, and every line before
+		// it, are written already (logbuf.Handler flushes at warn).
 		os.Exit(1)
 	}
+}
+
+// serve runs the mirror until SIGINT or SIGTERM.
+func serve(cfg config.Config, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return app.Serve(ctx, cfg, log)
 }

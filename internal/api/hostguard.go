@@ -89,11 +89,15 @@ func sameOrigin(origin, host string) bool {
 func SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		h.Set("X-Content-Type-Options", "nosniff")
+		h["Cross-Origin-Resource-Policy"] = sameOriginCORP
+		h["X-Content-Type-Options"] = nosniff
 		return next(c)
 	}
 }
+
+// sameOriginCORP is SecurityHeaders' Cross-Origin-Resource-Policy, shared
+// by every answer like the raw files' constant headers (file.go).
+var sameOriginCORP = []string{"same-origin"}
 
 // PrivateAnswers keeps answers to a verified caller out of shared caches
 // and off the disk: once auth has verified a token (the web pages' cookie

@@ -335,6 +335,13 @@ type Config struct {
 	// set, serves net/http/pprof on a listener of its own; empty (the
 	// default) turns it off. The two may be the same address.
 	MetricsAddr, PprofAddr string
+	// LogFlushInterval is the longest a log line waits before it is
+	// written, LogBufferBytes the most held meanwhile (internal/logbuf):
+	// writing each request's line at once was a write(2) per request.
+	// Warnings and errors are written at once. 0 writes every line at
+	// once.
+	LogFlushInterval time.Duration
+	LogBufferBytes   int64
 
 	// WebDocs*Version pin the four data packages of explore_web_docs
 	// (internal/webdocs), read through this mirror: exact versions keep
@@ -521,6 +528,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.SessionLifetime, "session-lifetime", "a web page login ends this long after it began, used or not")
 	b.Str(&c.MetricsAddr, "metrics-addr", "serve /metrics on this address, without tokens, instead of on addr")
 	b.Str(&c.PprofAddr, "pprof-addr", "serve net/http/pprof on this address (empty: off)")
+	b.Dur(&c.LogFlushInterval, "log-flush-interval", "longest a log line waits before it is written (warnings and errors are written at once; 0: every line at once)")
+	b.Bytes(&c.LogBufferBytes, "log-buffer-bytes", "most log lines held before they are written (log-flush-interval)")
 
 	b.Str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "version of @mdn/browser-compat-data explore_web_docs reads")
 	b.Str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
@@ -676,6 +685,10 @@ func (c Config) Validate() error {
 	notNegative("cache-max-list-bytes", c.CacheMaxListBytes)
 	notNegative("cache-resolve-ttl", int64(c.CacheResolveTTL))
 	notNegative("rate-limit-per-minute", int64(c.RateLimitPerMinute))
+	notNegative("log-flush-interval", int64(c.LogFlushInterval))
+	if c.LogFlushInterval > 0 {
+		positive("log-buffer-bytes", c.LogBufferBytes)
+	}
 	notNegative("rate-limit-burst", int64(c.RateLimitBurst))
 	positive("rate-limit-warm-items", int64(c.RateLimitWarmItems))
 	if c.DatabaseURL != "" {

@@ -82,13 +82,18 @@ func Default() Config {
 		MaxBodyBytesInFlight: 64 << 20,
 		IdleTimeout:          2 * time.Minute,
 		ShutdownTimeout:      30 * time.Second,
-		FillTimeout:          5 * time.Minute,
-		FailedRetryAfter:     fill.DefaultFailedRetryAfter,
-		MaxFills:             fill.DefaultMaxFills,
-		MaxFillWaiters:       fill.DefaultMaxFillWaiters,
-		BlobGCInterval:       gc.Interval,
-		BlobGCGrace:          gc.Grace,
-		BlobGCBatch:          gc.Batch,
+		// 100ms: a log line is late by at most a tenth of a second; at
+		// 30,000 requests/s (a 2-core mirror's warm reads) that is
+		// 3,000 lines, about 400 KiB, so 256 KiB writes about every 60ms.
+		LogFlushInterval: 100 * time.Millisecond,
+		LogBufferBytes:   256 << 10,
+		FillTimeout:      5 * time.Minute,
+		FailedRetryAfter: fill.DefaultFailedRetryAfter,
+		MaxFills:         fill.DefaultMaxFills,
+		MaxFillWaiters:   fill.DefaultMaxFillWaiters,
+		BlobGCInterval:   gc.Interval,
+		BlobGCGrace:      gc.Grace,
+		BlobGCBatch:      gc.Batch,
 
 		PackumentTTL:     up.PackumentTTL,
 		PackumentRefetch: up.MinRefetchInterval,

@@ -277,7 +277,7 @@ func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
 		i = sort.Search(len(all), func(i int) bool { return all[i].Path > after })
 	}
 	for ; i < len(all); i++ {
-		if !b.Take(Cost(all[i])) {
+		if !b.Take(all[i].cost()) {
 			next := r
 			next.Depth = res.Depth
 			res.Cut(TruncMaxBytes, continued(next, &res.Answer, "l:"+res.Entries[len(res.Entries)-1].Path))
@@ -342,8 +342,16 @@ func tree(files []store.File, dir string, depth int) []Entry {
 	if dir != "" {
 		prefix = dir + "/"
 	}
+	// A list or glob builds this tree on every request, so it allocates
+	// little: folder paths are slices of the file paths (which begin
+	// with prefix), and a file's folders are looked up in the map only
+	// when they are not the previous file's (files come in path order).
 	var out []Entry
+	if depth <= 0 {
+		out = make([]Entry, 0, len(files))
+	}
 	folders := map[string]int{} // path -> index in out
+	var last []int              // level -> index in out of the previous file's folder
 	for _, f := range files {
 		rel := f.Path[len(prefix):]
 		level := 0 // folders passed
@@ -354,12 +362,18 @@ func tree(files []store.File, dir string, depth int) []Entry {
 			if level++; depth > 0 && level > depth {
 				break
 			}
-			p := prefix + rel[:i+1]
-			k, ok := folders[p]
-			if !ok {
-				k = len(out)
-				folders[p] = k
-				out = append(out, Entry{Path: p, Type: EntryFolder})
+			p := f.Path[:len(prefix)+i+1]
+			var k int
+			if level <= len(last) && out[last[level-1]].Path == p {
+				k = last[level-1]
+			} else {
+				var ok bool
+				if k, ok = folders[p]; !ok {
+					k = len(out)
+					folders[p] = k
+					out = append(out, Entry{Path: p, Type: EntryFolder})
+				}
+				last = append(last[:level-1], k)
 			}
 			out[k].Files++
 			out[k].Bytes += f.Size
@@ -374,30 +388,73 @@ func tree(files []store.File, dir string, depth int) []Entry {
 
 // autoDepth picks what a list without depth shows: every file (0) when
 // they fit in left bytes, else the deepest tree that fits (at least 1).
+// Each tree is built once and weighed only until it is over left: a list
+// of next's 8,711 files built, sorted and encoded the whole file tree to
+// learn that it did not fit (issue 27).
 func autoDepth(files []store.File, dir string, left int) int {
-	if entriesCost(tree(files, dir, 0)) <= left {
+	if filesFit(files, left) {
 		return 0
 	}
 	best := 1
+	t := tree(files, dir, 2)
 	for d := 2; d < 32; d++ {
-		t := tree(files, dir, d)
-		if entriesCost(t) > left {
+		if !entriesFit(t, left) {
 			break
 		}
 		best = d
-		if len(t) == len(tree(files, dir, d+1)) {
+		deeper := tree(files, dir, d+1)
+		if len(t) == len(deeper) {
 			break // no deeper level left
 		}
+		t = deeper
 	}
 	return best
 }
 
-func entriesCost(es []Entry) int {
-	n := 0
+// filesFit reports whether tree(files, dir, 0), one file entry per file,
+// costs at most left.
+func filesFit(files []store.File, left int) bool {
+	for _, f := range files {
+		if left -= (Entry{Path: f.Path, Type: EntryFile, Bytes: f.Size}).cost(); left < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// entriesFit reports whether es cost at most left.
+func entriesFit(es []Entry, left int) bool {
 	for _, e := range es {
-		n += Cost(e)
+		if left -= e.cost(); left < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// cost is Cost(e), counted rather than encoded: listing a package's
+// folders weighs every entry, and json.Marshal of each was a tenth of the
+// CPU of a mixed agent load (issue 27). TestEntryCost holds it to Cost.
+func (e Entry) cost() int {
+	// {"path":…,"type":…,"bytes":…} and the separator Cost counts.
+	n := len(`{"path":,"type":,"bytes":}`) + StringCost(e.Path) + StringCost(e.Type) + digits(e.Bytes) + 1
+	if e.Files != 0 {
+		n += len(`,"files":`) + digits(int64(e.Files))
 	}
 	return n
+}
+
+// digits is the length of n in decimal, its sign included.
+func digits(n int64) int {
+	d := 1
+	if n < 0 {
+		d++
+	}
+	for n <= -10 || n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
 }
 
 // FileList is every file path of a version that the patterns select:

@@ -152,7 +152,9 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 			res.TruncatedBy = "maxReadBytes"
 			break
 		}
-		if !b.Take(StringCost(out.String()[start:]) - 2) {
+		// The line's own bytes only: out.String() copied the whole page
+		// so far for every line, a quadratic read (issue 27).
+		if !b.Take(StringCost(string(out.Bytes()[start:])) - 2) {
 			out.Truncate(start)
 			res.TruncatedBy = TruncMaxBytes
 			break

@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -60,7 +61,15 @@ var (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	requests         *prometheus.HistogramVec
+	requests *prometheus.HistogramVec
+	// observers holds requests' child per requestLabels, found once:
+	// WithLabelValues hashes the three labels and formats the status on
+	// every call, a measurable part of a warm read (issue 27). The
+	// labels are bounded (see the package comment), and so is the map.
+	// A plain map under a read lock: a sync.Map boxes its key on every
+	// Load.
+	observersMu      sync.RWMutex
+	observers        map[requestLabels]prometheus.Observer
 	upstream         *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
 	fills            *prometheus.HistogramVec
@@ -71,7 +80,8 @@ type Metrics struct {
 // process collectors and the mirror's own series.
 func New() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:       prometheus.NewRegistry(),
+		observers: map[requestLabels]prometheus.Observer{},
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "pkgscope_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by route pattern, explore action and status.",
@@ -139,11 +149,31 @@ func (m *Metrics) Middleware() echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			status := c.Response().Status
-			m.requests.WithLabelValues(route, action(c), strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+			m.observer(requestLabels{route, action(c), c.Response().Status}).Observe(time.Since(start).Seconds())
 			return nil
 		}
 	}
+}
+
+// requestLabels are one series of pkgscope_http_request_duration_seconds.
+type requestLabels struct {
+	route, action string
+	status        int
+}
+
+// observer returns the requests histogram's child for l.
+func (m *Metrics) observer(l requestLabels) prometheus.Observer {
+	m.observersMu.RLock()
+	o, ok := m.observers[l]
+	m.observersMu.RUnlock()
+	if ok {
+		return o
+	}
+	o = m.requests.WithLabelValues(l.route, l.action, strconv.Itoa(l.status))
+	m.observersMu.Lock()
+	m.observers[l] = o
+	m.observersMu.Unlock()
+	return o
 }
 
 // action bounds the action label to the explore actions.

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// inMemory is a body the cache holds whole: serveFile writes it at once.
+type inMemory struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (m *inMemory) Close() error     { return nil }
+func (m *inMemory) Size() int64      { return int64(len(m.b)) }
+func (m *inMemory) Footprint() int64 { return int64(len(m.b)) }
+func (m *inMemory) Bytes() []byte    { return m.b }
+
+// streamed is the same body without Bytes (an embedded interface
+// promotes only its own methods): serveFile hands it to
+// http.ServeContent.
+type streamed struct{ store.BlobStream }
+
+// TestServeFileWholeAsServeContent: a body in memory, written at once,
+// gets what http.ServeContent answers the same request with — status,
+// every header and the bytes — for plain GETs and HEADs, and the requests
+// ServeContent answers otherwise (Range, validators) still go to it.
+func TestServeFileWholeAsServeContent(t *testing.T) {
+	body := []byte(strings.Repeat("export const a = 1; // <x> & y\n", 90))
+	f := store.File{Path: "dist/index.js", Hash: store.HashOf(body), Size: int64(len(body))}
+	tag := etag(f.Hash)
+	if want := `"sha256-` + hex.EncodeToString(f.Hash[:]) + `"`; tag != want {
+		t.Fatalf("etag %s, want %s", tag, want)
+	}
+	serve := func(method string, header http.Header, b store.BlobStream, stall bool) *httptest.ResponseRecorder {
+		t.Helper()
+		req := httptest.NewRequest(method, "/v1/npm/p@1.0.0/dist/index.js", nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		rec := httptest.NewRecorder()
+		c := echo.New().NewContext(req, rec)
+		var d time.Duration
+		if stall {
+			d = time.Second
+		}
+		if err := serveFile(c, "X-Pkgscope-Version", "1.0.0", f, b, true, d); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	for _, c := range []struct {
+		name   string
+		method string
+		header http.Header
+	}{
+		{"GET", http.MethodGet, nil},
+		{"HEAD", http.MethodHead, nil},
+		{"Range", http.MethodGet, http.Header{"Range": {"bytes=7-12"}}},
+		{"If-None-Match hit", http.MethodGet, http.Header{"If-None-Match": {tag}}},
+		{"If-None-Match miss", http.MethodGet, http.Header{"If-None-Match": {`"other"`}}},
+		{"If-Match miss", http.MethodGet, http.Header{"If-Match": {`"other"`}}},
+		{"If-Modified-Since", http.MethodGet, http.Header{"If-Modified-Since": {"Mon, 02 Jan 2006 15:04:05 GMT"}}},
+		{"If-Range alone", http.MethodGet, http.Header{"If-Range": {`"other"`}}},
+	} {
+		for _, stall := range []bool{false, true} {
+			m := serve(c.method, c.header, &inMemory{bytes.NewReader(body), body}, stall)
+			s := serve(c.method, c.header, streamed{&inMemory{bytes.NewReader(body), body}}, stall)
+			if m.Code != s.Code || !bytes.Equal(m.Body.Bytes(), s.Body.Bytes()) {
+				t.Errorf("%s (stall %v): in memory %d, %d bytes; streamed %d, %d bytes", c.name, stall, m.Code, m.Body.Len(), s.Code, s.Body.Len())
+			}
+			if !headersEqual(m.Header(), s.Header()) {
+				t.Errorf("%s (stall %v): headers\nin memory %v\nstreamed  %v", c.name, stall, m.Header(), s.Header())
+			}
+		}
+	}
+}
+
+func headersEqual(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
