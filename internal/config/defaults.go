@@ -48,7 +48,7 @@ func Default() Config {
 		MaxLockfileParses:        warm.DefaultMaxLockfileParses,
 		MaxLockfileBytesInFlight: warm.DefaultLockfileBytesInFlight,
 		MaxWarmQueue:             warm.DefaultMaxWarmQueue,
-		MaxWarmInflightBytes:     warm.DefaultConfig().MaxInflightBytes,
+		MaxFillBytes:             fill.DefaultMaxFillBytes,
 		MaxRequestItems:          warm.DefaultConfig().MaxRequestItems,
 
 		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,
