@@ -122,6 +122,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	fillOpt.Index = searcher.Later(cfg.FillTimeout)
 	fillOpt.Slots = cfg.FillSlots()
 	m.WatchFillSlots(fillOpt.Slots.Stats)
+	m.WatchFillBudget(fillOpt.Budget.Stats)
 	resolver := resolve.New(reg, st)
 	var filler fill.Filler = m.Filler(fill.New(st, reg, fillOpt))
 	// Warm jobs share the miss path but wait for the index, so a warmed

@@ -415,7 +415,7 @@ func TestColdFillsPastTheSlotsAre503(t *testing.T) {
 			resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
 	_, metrics := m.get("/metrics")
-	for _, want := range []string{"pkgscope_fill_slots 1", "pkgscope_fill_slots_in_use 1", "pkgscope_fill_slot_refusals_total 1"} {
+	for _, want := range []string{"pkgscope_fill_slots 1", "pkgscope_fill_slots_in_use 1", "pkgscope_fill_slot_refusals_total 1", "pkgscope_fill_budget_bytes 2.68435456e+08"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "pkgscope_fill_slot"))
 		}

@@ -18,6 +18,9 @@
 //	pkgscope_fill_slots, pkgscope_fill_slots_in_use              gauge      WatchFillSlots (max-fills)
 //	pkgscope_fill_slot_waiters                                   gauge      WatchFillSlots (max-fill-waiters)
 //	pkgscope_fill_slot_refusals_total                            counter    WatchFillSlots (503 past both)
+//	pkgscope_fill_budget_bytes, pkgscope_fill_budget_in_use_bytes gauge     WatchFillBudget (max-fill-bytes)
+//	pkgscope_fill_budget_waiters                                 gauge      WatchFillBudget
+//	pkgscope_fill_budget_frees_total                             counter    WatchFillBudget (memory returned after large fills)
 //
 // plus the Go runtime's and the process's standard series. Labels are
 // bounded: routes are Echo's route patterns, actions a fixed set, statuses

@@ -105,6 +105,39 @@ type replica struct {
 	url string
 	cmd *exec.Cmd
 	log *syncBuffer
+
+	mu       sync.Mutex
+	watchers []lineWatcher
+}
+
+// lineWatcher is a waitFor waiting for its line.
+type lineWatcher struct {
+	re *regexp.Regexp
+	ch chan struct{}
+}
+
+// waitFor returns a channel closed once a log line matching re comes.
+func (r *replica) waitFor(re *regexp.Regexp) <-chan struct{} {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.watchers = append(r.watchers, lineWatcher{re, ch})
+	r.mu.Unlock()
+	return ch
+}
+
+// notify closes the channels of the watchers line matches.
+func (r *replica) notify(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := r.watchers[:0]
+	for _, w := range r.watchers {
+		if w.re.MatchString(line) {
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	r.watchers = kept
 }
 
 // syncBuffer is a log shared by the reader goroutine and the test.
@@ -163,6 +196,7 @@ func (d *deployment) startOne(env ...string) *replica {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			r.log.add(sc.Text())
+			r.notify(sc.Text())
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
 			}
