@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -44,16 +45,24 @@ func publishLongLines(t testing.TB, reg *fakeregistry.Registry, n int) []string 
 // rss reads a VmRSS-style field of the process's status, in bytes.
 func rss(t testing.TB, p *proc, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	return statusBytes(t, p.cmd.Process.Pid, field)
+}
+
+// statusBytes reads a "VmRSS:"-style field of /proc/pid/status, in bytes.
+func statusBytes(t testing.TB, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(field + `\s+(\d+) kB`).FindSubmatch(b)
+	m := regexp.MustCompile(regexp.QuoteMeta(field) + `\s+(\d+) kB`).FindSubmatch(b)
 	if m == nil {
-		t.Fatalf("no %s in /proc/<pid>/status", field)
+		t.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
-	var kb int64
-	fmt.Sscan(string(m[1]), &kb)
+	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return kb << 10
 }
 

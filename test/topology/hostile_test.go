@@ -1,13 +1,10 @@
 package topology
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +56,8 @@ func TestHostileBodiesOnTwoReplicas(t *testing.T) {
 	hc := &http.Client{}
 	defer hc.CloseIdleConnections()
 	list := func(r *replica, name, version string) (int, string) {
-		status, body, err := post(t, hc, r.url+"/v1/explore", fmt.Sprintf(`{"action":"list","packageName":%q,"version":%q}`, name, version))
+		status, body, err := send(t.Context(), hc, http.MethodPost, r.url+"/v1/explore",
+			fmt.Sprintf(`{"action":"list","packageName":%q,"version":%q}`, name, version), 10*time.Minute)
 		if err != nil {
 			return 0, err.Error()
 		}
@@ -134,23 +132,4 @@ func TestHostileBodiesOnTwoReplicas(t *testing.T) {
 			t.Errorf("longline@%s downloaded %d times by two replicas, want 1", v, n)
 		}
 	}
-}
-
-// post posts body to url within a bound on hanging.
-func post(t *testing.T, hc *http.Client, url, body string) (int, string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
 }

@@ -235,11 +235,20 @@ func (d *deployment) startOne(env ...string) *replica {
 
 // get fetches url with a deadline, returning the status and body.
 func get(ctx context.Context, hc *http.Client, url string, deadline time.Duration) (int, string, error) {
+	return send(ctx, hc, http.MethodGet, url, "", deadline)
+}
+
+// send sends a request (a JSON body unless empty) with a deadline,
+// returning the status and body.
+func send(ctx context.Context, hc *http.Client, method, url, body string, deadline time.Duration) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, "", err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
