@@ -42,8 +42,10 @@ const FreeAfterBytes = 64 << 20
 // dist.unpackedSize before its download, else by 4 times the tarball's
 // Content-Length, else the whole budget, and then, as its bodies arrive,
 // by the bytes actually read, when more (Charge.Grow). A charge is at
-// most the whole budget: a version larger than it runs alone. Waiting
-// holds nothing but the caller's goroutine.
+// most the whole budget: a version larger than it runs alone. A charge
+// waiting holds none of the budget (Grow gives back what it held first);
+// the fill waiting for it still holds its slot and its cross-replica lock
+// (fill.go).
 type Budget struct {
 	sem     *semaphore.Weighted
 	max     int64
