@@ -56,7 +56,6 @@ func parseSettings(command string, args []string, getenv func(string) string, us
 	b := config.NewBinder(fs, getenv, config.EnvPrefix+"WARM_")
 	w := &s.warm
 	b.Int(&w.Workers, "workers", "warm jobs run at once by this process")
-	b.Bytes(&w.MaxInflightBytes, "max-inflight-bytes", "declared unpacked bytes ingested at once by this process")
 	b.Int(&w.MaxAttempts, "max-attempts", "attempts before a package is reported failed")
 	b.Dur(&w.RetryBase, "retry-base", "delay before the first retry, doubled each retry")
 	b.Dur(&w.RetryMax, "retry-max", "longest delay between retries")

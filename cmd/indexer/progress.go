@@ -142,7 +142,7 @@ func summarize(w io.Writer, p warm.Progress, elapsed time.Duration, fetched int,
 	}
 	if fetched > 0 && t.Total > 0 {
 		pct := func(d time.Duration) float64 { return 100 * d.Seconds() / t.Total.Seconds() }
-		fmt.Fprintf(w, "  job time (%d fetched here, %s summed over workers): download %.0f%%, store %.0f%%, index %.0f%%, registry metadata %.0f%%, unpack/hash/compress %.0f%%, queued for max-inflight-bytes %.0f%%; %s downloaded\n",
+		fmt.Fprintf(w, "  job time (%d fetched here, %s summed over workers): download %.0f%%, store %.0f%%, index %.0f%%, registry metadata %.0f%%, unpack/hash/compress %.0f%%, queued for max-fill-bytes %.0f%%; %s downloaded\n",
 			fetched, t.Total.Round(time.Millisecond), pct(t.Download), pct(t.Store), pct(t.Index), pct(t.Metadata), pct(t.Other()), pct(t.Queued), bytesString(t.DownloadBytes))
 	}
 }

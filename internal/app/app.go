@@ -129,17 +129,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	fillOpt.Slots = cfg.FillSlots()
 	m.WatchFillSlots(fillOpt.Slots.Stats)
 	m.WatchUpstreamDropped(reg.Dropped)
+	m.WatchFillBudget(fillOpt.Budget.Stats)
 	resolver := resolve.New(reg, st)
 	var filler fill.Filler = m.Filler(fill.New(st, reg, fillOpt))
 	// Warm jobs share the miss path but wait for the index, so a warmed
 	// version is greppable when its job ends. They take no fill slot:
-	// their workers (8) and max-warm-inflight-bytes bound them already,
-	// and sharing the callers' slots would let a stampede of misses
-	// starve the queue, or refuse its jobs. The budget is taken by the
-	// registry warm.TimeRegistry wraps: without it (before 2026-12-02)
-	// the mirror's warm jobs took none, and warming a midsize app's 406
-	// packages held nine 90-140 MB @next/swc binaries at once, 2.3 GiB
-	// RSS (754 MiB with it).
+	// their workers (8) bound their count, and sharing the callers'
+	// slots would let a stampede of misses starve the queue, or refuse
+	// its jobs. Their bytes come from the one budget every fill takes
+	// from (fillOpt.Budget, max-fill-bytes): without one (before
+	// 2026-12-02) warming a midsize app's 406 packages held nine 90-140
+	// MB @next/swc binaries at once, 2.3 GiB RSS (754 MiB with it); with
+	// one for warm jobs only, four callers' cold 200 MiB versions took
+	// 1.9 GiB (issue 25 §1).
 	warmFill := fillOpt
 	warmFill.Index = searcher
 	warmFill.Slots = nil
@@ -147,7 +149,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	// the queue is bounded (max-warm-queue), and so is one request
 	// (max-request-items).
 	wc := warm.DefaultConfig()
-	wc.MaxQueued, wc.MaxRequestItems, wc.MaxInflightBytes = cfg.MaxWarmQueue, cfg.MaxRequestItems, cfg.MaxWarmInflightBytes
+	wc.MaxQueued, wc.MaxRequestItems = cfg.MaxWarmQueue, cfg.MaxRequestItems
 	if a.Warm, err = warm.Open(ctx, st, warm.Deps{
 		Fill: fill.New(st, warm.TimeRegistry(reg), warmFill), Resolve: resolver, Index: searcher, Logger: log,
 	}, wc); err != nil {

@@ -382,7 +382,7 @@ func TestColdStampedeFetchesOnce(t *testing.T) {
 
 // TestColdFillsPastTheSlotsAre503: with max-fills 1 and no room to wait,
 // a second cold version asked while the first is fetched is refused at
-// once through the API (503 upstream_unavailable with Retry-After, never a
+// once through the API (503 fills_busy with Retry-After, never a
 // 404), /metrics counts it, and nothing is recorded of it.
 func TestColdFillsPastTheSlotsAre503(t *testing.T) {
 	m := newMirror(t, embedded, func(c *config.Config) { c.MaxFills, c.MaxFillWaiters = 1, 0 })
@@ -410,12 +410,12 @@ func TestColdFillsPastTheSlotsAre503(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "upstream_unavailable") || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("a cold version past the slots: %d %s (Retry-After %q), want 503 upstream_unavailable with Retry-After",
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"fills_busy"`) || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a cold version past the slots: %d %s (Retry-After %q), want 503 fills_busy with Retry-After",
 			resp.StatusCode, body, resp.Header.Get("Retry-After"))
 	}
 	_, metrics := m.get("/metrics")
-	for _, want := range []string{"pkgscope_fill_slots 1", "pkgscope_fill_slots_in_use 1", "pkgscope_fill_slot_refusals_total 1"} {
+	for _, want := range []string{"pkgscope_fill_slots 1", "pkgscope_fill_slots_in_use 1", "pkgscope_fill_slot_refusals_total 1", "pkgscope_fill_budget_bytes 2.68435456e+08"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "pkgscope_fill_slot"))
 		}

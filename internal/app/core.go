@@ -42,7 +42,10 @@ type Core struct {
 	// FillOptions; Close ends them (waiting up to shutdown-timeout, then
 	// cancelling) before it closes the store they write to.
 	Fills *fill.Flights
-	grace time.Duration // cfg.ShutdownTimeout
+	// Budget is the process's one fill memory budget (max-fill-bytes),
+	// shared by every chain built on FillOptions and by Searcher's builds.
+	Budget *fill.Budget
+	grace  time.Duration // cfg.ShutdownTimeout
 }
 
 // CoreOptions are what differs between the two binaries.
@@ -65,7 +68,7 @@ type CoreOptions struct {
 
 // OpenCore opens everything in Core; Close releases it.
 func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(string) string, opt CoreOptions) (*Core, error) {
-	c := &Core{Fills: fill.NewFlights(), grace: cfg.ShutdownTimeout}
+	c := &Core{Fills: fill.NewFlights(), Budget: fill.NewBudget(cfg.MaxFillBytes), grace: cfg.ShutdownTimeout}
 	var err error
 	if c.Store, err = openStore(ctx, cfg, opt.MinStoreConns); err != nil {
 		return nil, err
@@ -100,7 +103,7 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 			return nil, fmt.Errorf("opening the Postgres fill lock: %w", err)
 		}
 	}
-	if c.Searcher, err = newSearcher(c.Store, cfg, log, opt.ObserveIndex); err != nil {
+	if c.Searcher, err = newSearcher(c.Store, cfg, log, opt.ObserveIndex, c.Budget); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -116,7 +119,7 @@ func OpenCore(ctx context.Context, cfg config.Config, log *slog.Logger, getenv f
 // the embedded store, Redis alone when configured.
 func (c *Core) FillOptions(cfg config.Config, log *slog.Logger) fill.Options {
 	opt := cfg.Fill()
-	opt.Logger, opt.Flights = log, c.Fills
+	opt.Logger, opt.Flights, opt.Budget = log, c.Fills, c.Budget
 	switch {
 	case c.Lock != nil && c.PGLock != nil:
 		opt.Lock = fill.Pair(c.Lock, c.PGLock)
@@ -165,9 +168,9 @@ func (c *Core) Close() error {
 	return errors.Join(errs...)
 }
 
-func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe func(time.Duration, error)) (*search.Searcher, error) {
+func newSearcher(st store.Store, cfg config.Config, log *slog.Logger, observe func(time.Duration, error), budget *fill.Budget) (*search.Searcher, error) {
 	opt := cfg.Search()
-	opt.Logger, opt.Observe = log, observe
+	opt.Logger, opt.Observe, opt.Budget = log, observe, budget
 	s, err := search.New(st, opt)
 	if err != nil {
 		return nil, fmt.Errorf("setting up grep: %w", err)

@@ -171,15 +171,15 @@ func TestWarmPaysPerPackageAtTheRateLimit(t *testing.T) {
 	}
 }
 
-// TestWarmJobsTakeTheInflightBudget: the mirror's own warm jobs weigh each
-// version against max-warm-inflight-bytes before ingesting it, through
-// the registry warm.TimeRegistry wraps (the only one that records a
-// tarball's bytes in the jobs' timing). Before, they took no budget, and
-// warming a midsize app held nine 90-140 MB binaries at once (2.3 GiB
-// RSS). Under a budget smaller than every version, each is ingested
-// alone, and the request still finishes.
-func TestWarmJobsTakeTheInflightBudget(t *testing.T) {
-	m := newMirror(t, embedded, func(c *config.Config) { c.MaxWarmInflightBytes = 1 })
+// TestWarmJobsTakeTheFillBudget: the mirror's own warm jobs weigh each
+// version against max-fill-bytes before ingesting it (fill.Budget, shared
+// with callers' misses). Before, they took no budget, and warming a
+// midsize app held nine 90-140 MB binaries at once (2.3 GiB RSS). Under a
+// budget smaller than every version, each is ingested alone, and the
+// request still finishes; the registry warm.TimeRegistry wraps records
+// the tarballs' bytes in the jobs' timing.
+func TestWarmJobsTakeTheFillBudget(t *testing.T) {
+	m := newMirror(t, embedded, func(c *config.Config) { c.MaxFillBytes = 1 })
 	m.reg.Publish("a", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "export const a = 1;\n"}))
 	m.reg.Publish("b", "1.0.0", tarballtest.Package(t, map[string]string{"index.js": "export const b = 2;\n"}))
 	lock := `{"name":"app","lockfileVersion":3,"requires":true,"packages":{"":{"dependencies":{"a":"1.0.0","b":"1.0.0"}},` +

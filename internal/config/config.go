@@ -77,10 +77,13 @@ type Config struct {
 	// or project registration whose jobs would pass it answers 503
 	// (warm.Config.MaxQueued).
 	MaxWarmQueue int
-	// MaxWarmInflightBytes bounds the declared unpacked bytes of the
-	// versions this process's warm jobs ingest at once
-	// (warm.Config.MaxInflightBytes; the indexer's max-inflight-bytes).
-	MaxWarmInflightBytes int64
+	// MaxFillBytes is the one memory budget of this process's fills,
+	// callers' misses and warm jobs alike, and of the index builds after
+	// them (fill.Budget): each takes the version's declared unpacked
+	// bytes, then the bytes actually read, before its body is read; a
+	// version larger than it runs alone. It was max-warm-inflight-bytes,
+	// which weighed only warm jobs (issue 25 §1).
+	MaxFillBytes int64
 	// MaxRequestItems caps the packages of one warm request (a 400 past
 	// it, warm.Config.MaxRequestItems); the indexer's flag of the same
 	// name sets it for indexer warm.
@@ -413,7 +416,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
 	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects lockfiles parsed at once, once their bodies arrived; more wait")
 	b.Int(&c.MaxRequestItems, "max-request-items", "most packages in one POST /v1/warm request (400 past it)")
-	b.Bytes(&c.MaxWarmInflightBytes, "max-warm-inflight-bytes", "declared unpacked bytes of the versions warm jobs ingest at once; a version larger than it is ingested alone")
+	b.Bytes(&c.MaxFillBytes, "max-fill-bytes", "memory of the versions filled and indexed at once, callers' misses and warm jobs together (declared unpacked bytes, then actual); a version larger than it runs alone")
 	b.Int(&c.MaxWarmQueue, "max-warm-queue", "warm jobs waiting or running at most; a warm request or project that would pass it is refused (503)")
 	b.Bytes(&c.MaxLockfileBytesInFlight, "max-lockfile-bytes-in-flight", "memory of POST /v1/warm and /v1/projects bodies being received at once (at least max-warm-body-bytes); more wait")
 	b.Bytes(&c.MaxLockfileBytesPerCaller, "max-lockfile-bytes-per-caller", "one caller's share of max-lockfile-bytes-in-flight (a token, or a client address without tokens; at least max-warm-body-bytes): its uploads past it wait for its own")
@@ -583,7 +586,7 @@ func (c Config) Validate() error {
 	positive("max-lockfile-parses", int64(c.MaxLockfileParses))
 	positive("max-lockfile-bytes-in-flight", c.MaxLockfileBytesInFlight)
 	positive("max-warm-queue", int64(c.MaxWarmQueue))
-	positive("max-warm-inflight-bytes", c.MaxWarmInflightBytes)
+	positive("max-fill-bytes", c.MaxFillBytes)
 	positive("max-request-items", int64(c.MaxRequestItems))
 	if c.MaxLockfileBytesInFlight < c.MaxWarmBodyBytes {
 		// A body of max-warm-body-bytes could never be read whole.

@@ -51,7 +51,7 @@ func Default() Config {
 		MaxLockfileBytesPerCaller: warm.DefaultLockfileBytesPerCaller,
 		MinUploadBytesPerSecond:   warm.DefaultMinUploadBytesPerSecond,
 		MaxWarmQueue:              warm.DefaultMaxWarmQueue,
-		MaxWarmInflightBytes:      warm.DefaultConfig().MaxInflightBytes,
+		MaxFillBytes:              fill.DefaultMaxFillBytes,
 		MaxRequestItems:           warm.DefaultConfig().MaxRequestItems,
 
 		RateLimitWarmItems: ratelimit.DefaultItemsPerRequest,

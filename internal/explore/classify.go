@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/semver"
@@ -52,6 +53,14 @@ func Classify(err error) Class {
 		return Class{Status: http.StatusNotFound, Code: "not_found"}
 	case errors.Is(err, semver.ErrNoMatch):
 		return Class{Status: http.StatusNotFound, Code: "no_matching_version"}
+	case errors.Is(err, fill.ErrBusy):
+		// This mirror, not the registry, is full: every fill slot taken
+		// and max-fill-waiters fills waiting (fill.Slots).
+		ra := 5 * time.Second
+		if errors.As(err, &unav) && unav.RetryAfter > 0 {
+			ra = unav.RetryAfter
+		}
+		return Class{Status: http.StatusServiceUnavailable, Code: "fills_busy", RetryAfter: ra}
 	case errors.As(err, &unav):
 		// The registry's or jsDelivr's (one shape): its text says what
 		// failed in words, never a URL or an address.

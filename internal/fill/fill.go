@@ -7,8 +7,9 @@
 //	store hit → recent bad-bytes failure → in-process single-flight → fill slot → cross-replica lock → store re-check → index → fetch
 //
 // where fetch is: the version's entry (its manifest, or the packument) →
-// declared-size check → tarball download streamed into unpack and store
-// (upstream, ingest) → integrity check of every byte → commit, and
+// declared-size check → its bytes taken from the fill budget → tarball
+// download streamed into unpack and store (upstream, ingest) → integrity
+// check of every byte → commit, and
 // index then builds the search index of what fetch committed (in the
 // background for the mirror, Options.Index). The lock (Options.Lock; lock.go)
 // is optional: in production it is Pair(Redis, Postgres) when the store is
@@ -24,6 +25,16 @@
 // after the single-flight, so a caller joining a fill already running
 // never takes a slot, and before the lock, so a waiting fill holds no
 // lock (in Postgres, a connection).
+//
+// The fill budget (Options.Budget; budget.go, max-fill-bytes) bounds the
+// bytes of the versions this process fills at once, callers' misses and
+// warm jobs alike, and of the index builds after them: the slots count
+// fills, the budget weighs them, so four versions of one 200 MiB line
+// each are read one after another, not at once (issue 25 §1). It is
+// taken inside fetch, where the version's declared size is known, so a
+// fill waiting for it holds its slot and the lock; a body larger than an
+// ingest batch streams to the search spool (ingest.Streamer) and is
+// never held whole by the ingest.
 //
 // The single-flight runs a fill detached from its callers, under the
 // process's Flights (Options.Flights; flights.go), which shutdown closes
@@ -125,6 +136,13 @@ type Options struct {
 	// itself, so a warmed version is indexed when the job ends. When it
 	// is also a Spooler, the fetch passes it the bodies it stores.
 	Index Indexer
+	// Budget, when set, weighs every fill of the chain in bytes
+	// (max-fill-bytes): the fetch takes the version's declared unpacked
+	// size before its download, grows it to the bytes actually read, and
+	// gives it back once the version is committed or has failed. One
+	// Budget serves every chain of a process, and its index builds
+	// (search.Options.Budget). Nil leaves fills weighed by nothing.
+	Budget *Budget
 	// Flights, when set, tracks the fills in flight, so that shutdown
 	// ends them before it closes the store (Flights.Close); one Flights
 	// serves every chain of a process. Nil leaves them untracked.
@@ -137,7 +155,7 @@ func New(st store.Store, reg Registry, opt Options) Filler {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	spool, _ := opt.Index.(Spooler)
-	var f Filler = &fetch{st: st, reg: reg, lim: opt.Ingest, log: opt.Logger, spool: spool}
+	var f Filler = &fetch{st: st, reg: reg, lim: opt.Ingest, log: opt.Logger, spool: spool, budget: opt.Budget}
 	if opt.Index != nil {
 		f = indexAfter(f, opt.Index)
 	}
@@ -267,11 +285,12 @@ func (s *singleFlight) Fill(ctx context.Context, name, version string) error {
 
 // fetch downloads, verifies, unpacks and commits one version.
 type fetch struct {
-	st    store.Store
-	reg   Registry
-	lim   ingest.Limits
-	log   *slog.Logger
-	spool Spooler // nil: the index is built from the store alone
+	st     store.Store
+	reg    Registry
+	lim    ingest.Limits
+	log    *slog.Logger
+	spool  Spooler // nil: the index is built from the store alone
+	budget *Budget // nil: not weighed
 }
 
 func (f *fetch) Fill(ctx context.Context, name, version string) error {
@@ -298,6 +317,16 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 	if err := ingest.CheckDeclared(pv.Dist.UnpackedSize, pv.Dist.FileCount, f.lim); err != nil {
 		return err
 	}
+	// Weighed before the download by what the registry declares, so no
+	// connection idles while the fill waits; else by the download's size.
+	var charge *Charge
+	var err error
+	if pv.Dist.UnpackedSize > 0 {
+		if charge, err = f.budget.Take(ctx, pv.Dist.UnpackedSize); err != nil {
+			return err
+		}
+		defer charge.Release()
+	}
 	tgz, err := f.reg.Tarball(ctx, name, pv)
 	if errors.Is(err, upstream.ErrNotFound) {
 		// The packument lists the version, so a 404 for its tarball is the
@@ -310,6 +339,12 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		return err
 	}
 	defer tgz.Close()
+	if charge == nil {
+		if charge, err = f.budget.Take(ctx, weighDownload(tgz.Size())); err != nil {
+			return err
+		}
+		defer charge.Release()
+	}
 	integrity := pv.Dist.Integrity
 	if integrity == "" {
 		// Old versions carry only a sha1 hex shasum: record it as SRI.
@@ -326,6 +361,9 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		w, done = f.spool.Spool(w, name, version)
 		defer done()
 	}
+	if charge != nil {
+		w = &charged{Writer: w, c: charge}
+	}
 	// The bodies are stored as they come out of the download; the
 	// version is committed only once Verify has vouched for every byte.
 	_, err = ingest.Stream(ctx, w, name, version, integrity, tgz, f.lim)
@@ -333,6 +371,21 @@ func (f *fetch) ingest(ctx context.Context, name, version string, pv upstream.Pa
 		return nil // another replica or flight committed the same bytes first
 	}
 	return err
+}
+
+// unpackRatio estimates a version's unpacked bytes from its compressed
+// tarball when the registry does not declare them: the bench/warm
+// lockfile unpacks 377 MiB of tarballs into 1.2 GiB (3.3 times); 4 leaves
+// a margin. The bytes actually read correct it (Charge.Grow).
+const unpackRatio = 4
+
+// weighDownload is a version's first charge from its tarball's size, or
+// the whole budget (-1) when the answer does not say.
+func weighDownload(size int64) int64 {
+	if size < 0 {
+		return -1
+	}
+	return size * unpackRatio
 }
 
 // deprecated commits versions with the registry's deprecation message,

@@ -15,11 +15,10 @@ import (
 // DefaultMaxFills is how many distinct versions one process fetches and
 // ingests at once by default: 8. Each holds up to 32 MiB of ingest arenas
 // (two arenas of 2 × ingest.Limits.BatchBytes, 8 MiB), so 8 take 256 MiB,
-// the warm queue's own default budget (warm.Config.MaxInflightBytes),
-// where 200 at once took about 6 GiB; plus, each, the body bigger than a
-// batch it is reading, until it is spooled (up to max-file-bytes: nothing
-// bounds those bytes across cold fills yet, docs/RELIABILITY.md "Fills in
-// flight"); and on a 2-core machine a fill is
+// the fill budget's default (DefaultMaxFillBytes), where 200 at once took
+// about 6 GiB; their bytes beyond that (a body bigger than a batch, its
+// write-back, the index builds) are weighed by the budget; and on a
+// 2-core machine a fill is
 // mostly CPU (unpack, hash, compress: over 60% of a warm job's time in
 // bench/warm), so more than a few per core would only queue for the CPU
 // while holding their memory, spool and registry connections.

@@ -16,6 +16,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -310,6 +311,9 @@ func (u *unpacker) entry(tr *tar.Reader, stream *capReader, hdr *tar.Header) err
 		return &LimitError{Setting: "MaxUnpackedBytes", Max: u.lim.MaxUnpackedBytes,
 			What: fmt.Sprintf("%d bytes of files up to %q", u.unpacked+hdr.Size, p)}
 	}
+	if s, ok := u.w.(Streamer); ok && hdr.Size > u.lim.BatchBytes {
+		return u.stream(s, tr, stream, p, hdr)
+	}
 	body, err := u.read(tr, hdr.Size)
 	if err != nil {
 		return stream.explain(err, fmt.Sprintf("reading %q", p))
@@ -341,22 +345,104 @@ func (u *unpacker) read(r io.Reader, size int64) ([]byte, error) {
 	return buf, nil
 }
 
+// Streamer is a store.Writer that takes a body larger than a batch as it
+// is read, so the ingest never holds it whole (search's spool writer).
+type Streamer interface {
+	// PutStream stores the n bytes r yields; once r is read to its end,
+	// sum returns their sha256, the body's key. It returns ErrNotStreamed,
+	// before reading r, when it cannot take the body (the caller then
+	// reads it whole and stores it with PutBlobs); any other error fails
+	// the ingest.
+	PutStream(ctx context.Context, n int64, r io.Reader, sum func() store.Hash) error
+}
+
+// ErrNotStreamed is what Streamer.PutStream returns when it will not take
+// a body, before reading any of it.
+var ErrNotStreamed = errors.New("ingest: body not streamed")
+
+// stream hands a body larger than a batch to s.PutStream, hashing it on
+// the way: a 200 MiB body (issue 25 §1: one line, in a 300 KB tarball)
+// was read whole into a buffer grown by copying, 264 MiB of allocations
+// for each such fill. The batch before it is written first, so the writer
+// sees bodies in order. When s declines, the body is read whole, as
+// without a Streamer.
+func (u *unpacker) stream(s Streamer, tr io.Reader, stream *capReader, p string, hdr *tar.Header) error {
+	if err := u.flush(); err != nil {
+		return err
+	}
+	if err := u.wait(); err != nil {
+		return err
+	}
+	n := hdr.Size
+	// The first 8000 bytes say whether it is binary (IsBinary).
+	head, err := readBody(tr, min(n, 8000))
+	if err != nil {
+		return stream.explain(err, fmt.Sprintf("reading %q", p))
+	}
+	rest := io.MultiReader(bytes.NewReader(head), tr)
+	h := sha256.New()
+	body := &sizedReader{r: io.TeeReader(rest, h), left: n}
+	var sum store.Hash
+	err = s.PutStream(u.ctx, n, body, func() store.Hash { return store.Hash(h.Sum(nil)) })
+	switch {
+	case errors.Is(err, ErrNotStreamed):
+		whole, err := readBody(rest, n)
+		if err != nil {
+			return stream.explain(err, fmt.Sprintf("reading %q", p))
+		}
+		u.unpacked += n
+		return u.add(p, whole, hdr.Mode)
+	case body.err != nil:
+		return stream.explain(body.err, fmt.Sprintf("reading %q", p))
+	case err != nil:
+		return fmt.Errorf("storing %q: %w", p, err)
+	case body.left > 0:
+		return fmt.Errorf("storing %q: the writer took %d of its %d bytes", p, n-body.left, n)
+	}
+	sum = store.Hash(h.Sum(nil))
+	u.unpacked += n
+	u.record(store.File{Path: p, Size: n, Hash: sum, Binary: IsBinary(head), Mode: store.ModeRegular | uint32(hdr.Mode&0o7777)})
+	u.seen[sum] = true
+	return nil
+}
+
+// sizedReader is a body of left bytes: reading past its end is EOF, and
+// an EOF before it io.ErrUnexpectedEOF. err keeps the archive's read
+// error, which stream tells from the writer's own.
+type sizedReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (s *sizedReader) Read(p []byte) (int, error) {
+	if s.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > s.left {
+		p = p[:s.left]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	if err == io.EOF && s.left > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
 // add records a file (last duplicate wins, in the first one's place, as
 // npm diff orders it) and queues its body. Only the permission bits of
 // mode are kept, as node-tar reads them (mode & 0o7777).
 func (u *unpacker) add(p string, body []byte, mode int64) error {
 	f := store.File{Path: p, Size: int64(len(body)), Hash: store.HashOf(body), Binary: IsBinary(body),
 		Mode: store.ModeRegular | uint32(mode&0o7777)}
-	if i, ok := u.index[p]; ok {
-		// The earlier body may already be written; unreferenced blobs
-		// are harmless.
-		f.Order = u.files[i].Order
-		u.files[i] = f
-	} else {
-		u.index[p] = len(u.files)
-		f.Order = len(u.files)
-		u.files = append(u.files, f)
-	}
+	u.record(f)
 	if u.seen[f.Hash] {
 		// The same body under another path, or a duplicate: its room
 		// in the arena goes to the next body.
@@ -370,6 +456,20 @@ func (u *unpacker) add(p string, body []byte, mode int64) error {
 		return u.flush()
 	}
 	return nil
+}
+
+// record lists f (last duplicate wins, in the first one's place).
+func (u *unpacker) record(f store.File) {
+	if i, ok := u.index[f.Path]; ok {
+		// The earlier body may already be written; unreferenced blobs
+		// are harmless.
+		f.Order = u.files[i].Order
+		u.files[i] = f
+		return
+	}
+	u.index[f.Path] = len(u.files)
+	f.Order = len(u.files)
+	u.files = append(u.files, f)
 }
 
 // flush writes the queued bodies and lets go of them.

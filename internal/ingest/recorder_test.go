@@ -24,6 +24,8 @@ type recorder struct {
 	batches [][]store.Blob // each PutBlobs call, bodies copied
 	commits []store.NewVersion
 	failed  []string
+	// streamed holds the size of each body a Streamer took (bigbody_test)
+	streamed map[store.Hash]int64
 
 	// hooks, for tests of failure and cancellation
 	onPut    func(batch []store.Blob) error
@@ -32,7 +34,9 @@ type recorder struct {
 
 var _ store.Writer = (*recorder)(nil)
 
-func newRecorder() *recorder { return &recorder{blobs: map[store.Hash][]byte{}} }
+func newRecorder() *recorder {
+	return &recorder{blobs: map[store.Hash][]byte{}, streamed: map[store.Hash]int64{}}
+}
 
 func (r *recorder) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	r.mu.Lock()
@@ -65,6 +69,12 @@ func (r *recorder) CommitVersion(ctx context.Context, v store.NewVersion) error 
 	for i, f := range v.Files {
 		if i > 0 && v.Files[i-1].Path >= f.Path {
 			return fmt.Errorf("recorder: files not in strict path order: %q then %q", v.Files[i-1].Path, f.Path)
+		}
+		if n, ok := r.streamed[f.Hash]; ok {
+			if n != f.Size {
+				return fmt.Errorf("recorder: %q: size %d, streamed body has %d bytes", f.Path, f.Size, n)
+			}
+			continue
 		}
 		b, ok := r.blobs[f.Hash]
 		if !ok {

@@ -277,3 +277,40 @@ func (dc droppedCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Tags), "dist_tag")
 	ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(d.Names), "name")
 }
+
+// WatchFillBudget exposes the fills' memory budget (fill.Budget,
+// max-fill-bytes), read at each scrape: its bytes, those charged now, the
+// fills and builds waiting for bytes, and how many times a large charge
+// returned memory to the system.
+func (m *Metrics) WatchFillBudget(stats func() fill.BudgetStats) {
+	if m != nil && stats != nil {
+		m.reg.MustRegister(&budgetCollector{stats: stats})
+	}
+}
+
+var (
+	budgetMaxDesc = prometheus.NewDesc("pkgscope_fill_budget_bytes",
+		"Bytes the fills and index builds of this process may hold at once (max-fill-bytes).", nil, nil)
+	budgetInUseDesc = prometheus.NewDesc("pkgscope_fill_budget_in_use_bytes",
+		"Bytes of the fill budget charged now.", nil, nil)
+	budgetWaitingDesc = prometheus.NewDesc("pkgscope_fill_budget_waiters",
+		"Fills and index builds waiting for bytes of the fill budget now.", nil, nil)
+	budgetFreesDesc = prometheus.NewDesc("pkgscope_fill_budget_frees_total",
+		"Times a large fill or build gave back its bytes and its memory was returned to the system.", nil, nil)
+)
+
+type budgetCollector struct{ stats func() fill.BudgetStats }
+
+func (bc *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{budgetMaxDesc, budgetInUseDesc, budgetWaitingDesc, budgetFreesDesc} {
+		ch <- d
+	}
+}
+
+func (bc *budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	s := bc.stats()
+	ch <- prometheus.MustNewConstMetric(budgetMaxDesc, prometheus.GaugeValue, float64(s.Max))
+	ch <- prometheus.MustNewConstMetric(budgetInUseDesc, prometheus.GaugeValue, float64(s.InUse))
+	ch <- prometheus.MustNewConstMetric(budgetWaitingDesc, prometheus.GaugeValue, float64(s.Waiting))
+	ch <- prometheus.MustNewConstMetric(budgetFreesDesc, prometheus.CounterValue, float64(s.Freed))
+}

@@ -19,6 +19,9 @@
 //	pkgscope_fill_slot_waiters                                   gauge      WatchFillSlots (max-fill-waiters)
 //	pkgscope_fill_slot_refusals_total                            counter    WatchFillSlots (503 past both)
 //	pkgscope_upstream_dropped_total{kind}                        counter    WatchUpstreamDropped (not semver)
+//	pkgscope_fill_budget_bytes, pkgscope_fill_budget_in_use_bytes gauge     WatchFillBudget (max-fill-bytes)
+//	pkgscope_fill_budget_waiters                                 gauge      WatchFillBudget
+//	pkgscope_fill_budget_frees_total                             counter    WatchFillBudget (memory returned after large fills)
 //
 // plus the Go runtime's and the process's standard series. Labels are
 // bounded: routes are Echo's route patterns, actions a fixed set, statuses

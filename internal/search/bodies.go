@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"sync"
 
+	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
@@ -111,6 +113,51 @@ func (w *spoolWriter) PutBlobs(ctx context.Context, blobs []store.Blob) error {
 	}
 	return w.Writer.PutBlobs(ctx, rest)
 }
+
+// PutStream spools a body larger than an ingest batch as it is read
+// (ingest.Streamer), so the ingest never holds it whole, and queues it for
+// the store like PutBlobs' bodies: written back alone, under
+// WriteBackBytes. It declines (ingest.ErrNotStreamed) when spooling has
+// stopped or the body would pass SpoolBytes. Once it has begun, a failed
+// write fails the ingest: the bytes read cannot be read again.
+func (w *spoolWriter) PutStream(ctx context.Context, n int64, r io.Reader, sum func() store.Hash) error {
+	b := w.b
+	b.mu.Lock()
+	if b.off || b.s.spooled.Add(n) > b.s.opt.SpoolBytes {
+		if !b.off {
+			b.s.spooled.Add(-n)
+		}
+		b.mu.Unlock()
+		return ingest.ErrNotStreamed
+	}
+	off := b.n
+	b.n += n // reserved: add appends after it meanwhile
+	b.mu.Unlock()
+	crc := crc32.New(castagnoli)
+	copied, err := io.CopyBuffer(io.MultiWriter(io.NewOffsetWriter(b.f, off), crc), r, make([]byte, streamChunk))
+	if err == nil && copied != n {
+		err = fmt.Errorf("spooling a body: %d of its %d bytes arrived", copied, n)
+	}
+	if err != nil {
+		b.mu.Lock()
+		b.stop(err.Error())
+		b.mu.Unlock()
+		return fmt.Errorf("spooling a body: %w", err)
+	}
+	sp := span{off, n, crc.Sum32()}
+	h := sum()
+	b.mu.Lock()
+	if _, ok := b.at[h]; !ok {
+		b.at[h] = sp
+	}
+	b.mu.Unlock()
+	w.behind.runs = append(w.behind.runs, run{off: off, bodies: []spooledBody{{hash: h, span: sp}}})
+	return nil
+}
+
+// streamChunk is PutStream's copy buffer: 1 MiB, a few hundred writes for
+// the largest body a tarball may hold (max-file-bytes, 256 MiB).
+const streamChunk = 1 << 20
 
 // CommitVersion is called once the download is verified: it offers the
 // version to the requests waiting on it (when every body is spooled),

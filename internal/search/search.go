@@ -122,6 +122,16 @@ type Options struct {
 	Build          index.BuildLimits
 	Search         index.SearchLimits
 	Logger         *slog.Logger
+	// Budget, when set, is the fills' memory budget (fill.Budget,
+	// max-fill-bytes): a build after a fill (the full build, and the scan
+	// build of a committed version) first takes the bytes of the distinct
+	// bodies it will read, so a 200 MiB body is not held by two builds
+	// and two fills at once, and a large version's build is weighed as
+	// its fill was (the full build of next@16.4.6's 190 MB of text peaks
+	// at 333 MiB RSS). The scan build of a version offered before its
+	// commit (early.go) takes none: it runs inside its fill, which holds
+	// its bytes already.
+	Budget Budget
 	// Observe, when set, is told how long each index build took (reading
 	// the stored files and building; not loading an index already built)
 	// and how it ended. The mirror's metrics use it.
@@ -601,7 +611,12 @@ func (s *Searcher) load(ctx context.Context, name, version string) (loaded, erro
 		return loaded{}, err
 	}
 	defer s.releaseBodies(spooled)
+	release, err := s.hold(ctx, files)
+	if err != nil {
+		return loaded{}, err
+	}
 	ix, err := s.buildScan(ctx, name, version, files, spooled)
+	release()
 	if err != nil {
 		return loaded{}, err
 	}
@@ -673,6 +688,31 @@ func (s *Searcher) stored(ctx context.Context, name, version string) (loaded, er
 	return loaded{}, nil
 }
 
+// Budget is the memory budget builds share with fills (fill.Budget).
+type Budget interface {
+	// Hold takes n bytes, waiting while others hold them, until ctx
+	// ends; release gives them back.
+	Hold(ctx context.Context, n int64) (release func(), err error)
+}
+
+// hold takes from Options.Budget the bytes of the distinct bodies of
+// files, which a build reads one at a time and indexes together (the
+// budget caps a charge at its whole).
+func (s *Searcher) hold(ctx context.Context, files []store.File) (func(), error) {
+	if s.opt.Budget == nil {
+		return func() {}, nil
+	}
+	seen := make(map[store.Hash]bool, len(files))
+	var n int64
+	for _, f := range files {
+		if !seen[f.Hash] {
+			seen[f.Hash] = true
+			n += f.Size
+		}
+	}
+	return s.opt.Budget.Hold(ctx, n)
+}
+
 // buildFull builds the full index and stores it; it publishes it here
 // when the local cache keeps it (keepsLocal), else serves it from the
 // stored form just saved. An index the store failed to take is published
@@ -686,7 +726,11 @@ func (s *Searcher) buildFull(ctx context.Context, name, version string) (loaded,
 	var sp *spool
 	var stats index.Stats
 	if err == nil {
-		sp, stats, err = s.build(ctx, name, version, files, spooled, s.opt.Build)
+		var release func()
+		if release, err = s.hold(ctx, files); err == nil {
+			sp, stats, err = s.build(ctx, name, version, files, spooled, s.opt.Build)
+			release()
+		}
 		s.releaseBodies(spooled)
 	}
 	s.builds.Release(1)

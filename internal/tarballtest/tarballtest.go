@@ -111,3 +111,46 @@ func PackageUnder(t testing.TB, top string, files map[string]string) []byte {
 	}
 	return TGZ(t, entries...)
 }
+
+// LongLine returns an npm tarball whose one file, package/<name>, is a
+// single line of n bytes (no newline) starting with prefix: the hostile
+// package of issue 25 §1, where a 300 KB download unpacks to one 200 MiB
+// body. It is written through tar and gzip a block at a time, so building
+// it holds the compressed tarball, never the body. The line repeats a
+// 4 KiB block of letters, which deflate's 32 KiB window compresses about
+// 1000 to 1.
+func LongLine(t testing.TB, name, prefix string, n int64) []byte {
+	t.Helper()
+	if int64(len(prefix)) > n {
+		t.Fatalf("tarballtest: prefix %q is longer than the line (%d bytes)", prefix, n)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	if err := tw.WriteHeader(&tar.Header{Name: "package/" + name, Mode: 0o644, Typeflag: tar.TypeReg, Size: n, Format: tar.FormatPAX}); err != nil {
+		t.Fatalf("tarballtest: header %q: %v", name, err)
+	}
+	block := make([]byte, 4<<10)
+	for i := range block {
+		block[i] = 'a' + byte(i*7%26)
+	}
+	chunk := bytes.Repeat(block, 16)
+	write := func(b []byte) {
+		if _, err := tw.Write(b); err != nil {
+			t.Fatalf("tarballtest: body %q: %v", name, err)
+		}
+	}
+	write([]byte(prefix))
+	for left := n - int64(len(prefix)); left > 0; {
+		k := min(left, int64(len(chunk)))
+		write(chunk[:k])
+		left -= k
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatalf("tarballtest: close: %v", err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatalf("tarballtest: gzip close: %v", err)
+	}
+	return buf.Bytes()
+}

@@ -14,21 +14,10 @@ type Config struct {
 	// npm itself keeps up to 15 sockets (its maxsockets default) to one
 	// registry, but a job is mostly CPU (unpack, hash, compress, index:
 	// over 60% of job time in bench/warm), so more than a few per core only
-	// queue. Memory is bounded by MaxInflightBytes, not by this.
+	// queue. Memory is bounded by the fill chain's budget (fill.Budget,
+	// max-fill-bytes), which the jobs share with every other fill of the
+	// process, not by this.
 	Workers int
-	// MaxInflightBytes bounds the memory of the ingests this process runs
-	// at once. Each warm job, before its tarball's body is read, takes
-	// the version's declared dist.unpackedSize, or else unpackRatio (4)
-	// times the tarball's Content-Length (the whole budget when neither
-	// is known), until its fill (ingest and index build) ends: an ingest
-	// holds a batch of bodies being read and one being written (the
-	// tarball streams through it), and the index build reads the
-	// version's bodies. A version larger than the budget runs alone.
-	// Default 256 MiB: on the bench/warm lockfile (8 workers) peak RSS was
-	// 3.4 GB with no budget, 3.2 GB with 1 GiB and 1.3 GB with 256 MiB, at
-	// the same speed (the work is CPU-bound on 2 cores either way), when
-	// each ingest still held its whole tarball.
-	MaxInflightBytes int64
 	// MaxAttempts is how many times a job runs before it is reported
 	// failed. A snooze on 429/503 does not count as an attempt. Default 5.
 	MaxAttempts int
@@ -93,7 +82,6 @@ const DefaultMaxWarmQueue = 200_000
 func DefaultConfig() Config {
 	return Config{
 		Workers:          8,
-		MaxInflightBytes: 256 << 20,
 		MaxAttempts:      5,
 		RetryBase:        5 * time.Second,
 		RetryMax:         10 * time.Minute,
@@ -119,7 +107,6 @@ func (c Config) Validate() error {
 	}
 	positive("workers", c.Workers > 0)
 	positive("max-attempts", c.MaxAttempts > 0)
-	positive("max-inflight-bytes", c.MaxInflightBytes > 0)
 	positive("retry-base", c.RetryBase > 0)
 	positive("retry-max", c.RetryMax > 0)
 	positive("max-snooze-age", c.MaxSnoozeAge > 0)

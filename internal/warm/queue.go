@@ -17,7 +17,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
@@ -88,7 +87,6 @@ type Queue struct {
 	closeDB bool              // db.sql was opened here (Postgres) and is closed by Close
 	rc      riverClient
 	gate    gate
-	budget  *semaphore.Weighted // Config.MaxInflightBytes
 
 	mu      sync.Mutex
 	fetched int       // jobs run here that stored a version
@@ -118,7 +116,7 @@ func open(ctx context.Context, st store.Store, deps Deps, cfg Config, testOnly b
 	if deps.Store == nil {
 		deps.Store = st
 	}
-	q := &Queue{cfg: cfg, deps: deps, log: deps.Logger, maint: st, testOnly: testOnly, budget: semaphore.NewWeighted(cfg.MaxInflightBytes)}
+	q := &Queue{cfg: cfg, deps: deps, log: deps.Logger, maint: st, testOnly: testOnly}
 	var err error
 	switch s := st.(type) {
 	case interface{ Pool() *pgxpool.Pool }:

@@ -2,11 +2,8 @@ package warm
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 
 	"github.com/pkgscope/pkgscope/internal/fill"
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -30,7 +27,8 @@ type JobTiming struct {
 	Store time.Duration `json:"store"`
 	// Index is spent building and storing the search index.
 	Index time.Duration `json:"index"`
-	// Queued is spent waiting for Config.MaxInflightBytes.
+	// Queued is spent waiting for the fill budget (fill.Budget,
+	// max-fill-bytes), by the fill and its index build.
 	Queued time.Duration `json:"queued"`
 	// Total is the whole job.
 	Total time.Duration `json:"total"`
@@ -60,70 +58,18 @@ func (t *JobTiming) Add(u JobTiming) {
 type timer struct {
 	mu sync.Mutex
 	t  JobTiming
-
-	// The job's share of Config.MaxInflightBytes, taken before the
-	// tarball's body is read.
-	budget *semaphore.Weighted
-	max    int64
-	held   int64
-	// done is set when the job has ended: a fill it left running (the
-	// chain detaches fills from their caller) takes no budget after it.
-	done bool
-}
-
-// unpackRatio estimates a version's in-memory footprint from its
-// compressed tarball: the bench/warm lockfile unpacks 377 MiB of tarballs
-// into 1.2 GiB (3.3 times); 4 leaves a margin.
-const unpackRatio = 4
-
-// takeBudget takes n bytes times ratio (the whole budget at most, or when
-// n is unknown, negative) from the job's budget, waiting while other jobs
-// hold it, until the job ends (releaseBudget). A job takes it once;
-// outside a warm job it does nothing.
-func takeBudget(ctx context.Context, n, ratio int64) error {
-	t, ok := ctx.Value(timerKey{}).(*timer)
-	if !ok || t.budget == nil {
-		return nil
-	}
-	t.mu.Lock()
-	taken := t.held > 0
-	t.mu.Unlock()
-	if taken {
-		return nil
-	}
-	w := t.max
-	if n >= 0 {
-		w = min(max(n*ratio, 1), t.max)
-	}
-	start := time.Now()
-	if err := t.budget.Acquire(ctx, w); err != nil {
-		return fmt.Errorf("waiting for max-inflight-bytes: %w", err)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.t.Queued += time.Since(start)
-	if t.done {
-		t.budget.Release(w) // nobody would give it back
-		return nil
-	}
-	t.held = w
-	return nil
-}
-
-// releaseBudget gives back what the job took.
-func (t *timer) releaseBudget() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.done = true
-	if t.held > 0 {
-		t.budget.Release(t.held)
-		t.held = 0
-	}
 }
 
 type timerKey struct{}
 
+// withTimer returns ctx carrying t, which is also told how long the
+// job's fill waited for the fill budget (fill.ObserveBudget).
 func withTimer(ctx context.Context, t *timer) context.Context {
+	ctx = fill.ObserveBudget(ctx, func(waited time.Duration) {
+		t.mu.Lock()
+		t.t.Queued += waited
+		t.mu.Unlock()
+	})
 	return context.WithValue(ctx, timerKey{}, t)
 }
 
@@ -142,9 +88,8 @@ func (t *timer) snapshot() JobTiming {
 }
 
 // TimeRegistry wraps the fill chain's registry so that warm jobs record
-// the time spent on packuments and tarballs, and weigh each downloaded
-// version against Config.MaxInflightBytes before it is ingested. Calls
-// from outside a warm job (the mirror's own misses) pass through.
+// the time spent on packuments and tarballs. Calls from outside a warm
+// job (the mirror's own misses) pass through.
 func TimeRegistry(r fill.Registry) fill.Registry { return timedRegistry{r} }
 
 type timedRegistry struct{ fill.Registry }
@@ -170,17 +115,8 @@ func (r timedRegistry) Version(ctx context.Context, name, version string) (upstr
 	return v, err
 }
 
-// Tarball weighs the version against the job's budget before its body
-// streams into the ingest: by dist.unpackedSize before the request when
-// the registry declares it (so no connection idles while the job waits),
-// else by the answer's Content-Length (times unpackRatio), else the whole
-// budget.
+// Tarball records the time to the tarball's answer and its size.
 func (r timedRegistry) Tarball(ctx context.Context, name string, v upstream.PackumentVersion) (*upstream.Download, error) {
-	if v.Dist.UnpackedSize > 0 {
-		if err := takeBudget(ctx, v.Dist.UnpackedSize, 1); err != nil {
-			return nil, err
-		}
-	}
 	start := time.Now()
 	d, err := r.Registry.Tarball(ctx, name, v)
 	record(ctx, func(t *JobTiming) {
@@ -189,14 +125,7 @@ func (r timedRegistry) Tarball(ctx context.Context, name string, v upstream.Pack
 			t.DownloadBytes += max(d.Size(), 0)
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := takeBudget(ctx, d.Size(), unpackRatio); err != nil {
-		d.Close()
-		return nil, err
-	}
-	return d, nil
+	return d, err
 }
 
 // TimeStore wraps the store the fill chain writes to so that warm jobs

@@ -209,37 +209,3 @@ func TestEnqueueValidates(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-// TestInflightBudget checks that a job takes its share of
-// max-inflight-bytes once its tarball is downloaded and gives it back when
-// it ends, so large versions are ingested one at a time, and that a warm
-// under a tiny budget still completes.
-func TestInflightBudget(t *testing.T) {
-	t.Parallel()
-	reg := fakeregistry.New(t)
-	for _, name := range []string{"big", "bigger", "biggest"} {
-		publish(t, reg, name, "1.0.0")
-	}
-	cfg := testConfig()
-	cfg.MaxInflightBytes = 10 // less than any tarball
-	w := newWorker(t, reg, newLocation(t, sqliteBackend).open(t), cfg, nil)
-
-	tm := &timer{budget: w.q.budget, max: cfg.MaxInflightBytes}
-	ctx := withTimer(t.Context(), tm)
-	if err := w.q.deps.Fill.Fill(ctx, "big", "1.0.0"); err != nil {
-		t.Fatal(err)
-	}
-	if w.q.budget.TryAcquire(1) {
-		t.Fatal("a version larger than the budget left room for another")
-	}
-	tm.releaseBudget()
-	if !w.q.budget.TryAcquire(cfg.MaxInflightBytes) {
-		t.Fatal("the budget was not given back")
-	}
-	w.q.budget.Release(cfg.MaxInflightBytes)
-
-	w.start()
-	if p := w.warm(specs("big@1.0.0", "bigger@1.0.0", "biggest@1.0.0")...); p.Done != 2 || p.Present != 1 {
-		t.Errorf("under a 10-byte budget: %+v, want 2 done and big present", p)
-	}
-}

@@ -38,10 +38,9 @@ type jobWorker struct {
 // Each finished job settles the request items waiting on it.
 func (w *jobWorker) Work(ctx context.Context, job *river.Job[Args]) error {
 	q := w.q
-	tm := &timer{budget: q.budget, max: q.cfg.MaxInflightBytes}
+	tm := &timer{}
 	start := time.Now()
 	out, err := q.warmOne(withTimer(ctx, tm), job.Args)
-	tm.releaseBudget()
 	timing := tm.snapshot()
 	timing.Total = time.Since(start)
 	out.Timing = &timing

@@ -134,16 +134,20 @@ var (
 )
 
 type watcher struct {
-	re *regexp.Regexp
-	ch chan string
+	re   *regexp.Regexp
+	ch   chan string
+	left int // matches still to see before ch receives the last
 }
 
 // waitFor returns a channel that receives the first submatch (or the
 // whole match) of the next log line matching re.
-func (p *proc) waitFor(re *regexp.Regexp) <-chan string {
+func (p *proc) waitFor(re *regexp.Regexp) <-chan string { return p.waitForN(re, 1) }
+
+// waitForN is waitFor for the n-th next line matching re.
+func (p *proc) waitForN(re *regexp.Regexp, n int) <-chan string {
 	ch := make(chan string, 1)
 	watchMu.Lock()
-	watchers[p] = append(watchers[p], watcher{re, ch})
+	watchers[p] = append(watchers[p], watcher{re, ch, n})
 	watchMu.Unlock()
 	return ch
 }
@@ -155,8 +159,10 @@ func (p *proc) notify(line string) {
 	kept := ws[:0]
 	for _, w := range ws {
 		if m := w.re.FindStringSubmatch(line); m != nil {
-			w.ch <- m[len(m)-1]
-			continue
+			if w.left--; w.left <= 0 {
+				w.ch <- m[len(m)-1]
+				continue
+			}
 		}
 		kept = append(kept, w)
 	}

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,20 +37,7 @@ func jsText(seed uint64, n int) string {
 }
 
 // procKiB reads a "VmRSS:"-style field of /proc/pid/status, in KiB.
-func procKiB(b *testing.B, pid int, field string) int64 {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, l := range strings.Split(string(st), "\n") {
-		if v, ok := strings.CutPrefix(l, field); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
-}
+func procKiB(b *testing.B, pid int, field string) int64 { return statusBytes(b, pid, field) >> 10 }
 
 // BenchmarkConcurrentReadRSS is issue 11 §5's figure: the mirror binary's
 // peak RSS while 16 clients at once read one line of a 128 MiB file

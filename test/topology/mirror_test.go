@@ -105,6 +105,39 @@ type replica struct {
 	url string
 	cmd *exec.Cmd
 	log *syncBuffer
+
+	mu       sync.Mutex
+	watchers []lineWatcher
+}
+
+// lineWatcher is a waitFor waiting for its line.
+type lineWatcher struct {
+	re *regexp.Regexp
+	ch chan struct{}
+}
+
+// waitFor returns a channel closed once a log line matching re comes.
+func (r *replica) waitFor(re *regexp.Regexp) <-chan struct{} {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.watchers = append(r.watchers, lineWatcher{re, ch})
+	r.mu.Unlock()
+	return ch
+}
+
+// notify closes the channels of the watchers line matches.
+func (r *replica) notify(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := r.watchers[:0]
+	for _, w := range r.watchers {
+		if w.re.MatchString(line) {
+			close(w.ch)
+			continue
+		}
+		kept = append(kept, w)
+	}
+	r.watchers = kept
 }
 
 // syncBuffer is a log shared by the reader goroutine and the test.
@@ -163,6 +196,7 @@ func (d *deployment) startOne(env ...string) *replica {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			r.log.add(sc.Text())
+			r.notify(sc.Text())
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
 			}
@@ -201,11 +235,20 @@ func (d *deployment) startOne(env ...string) *replica {
 
 // get fetches url with a deadline, returning the status and body.
 func get(ctx context.Context, hc *http.Client, url string, deadline time.Duration) (int, string, error) {
+	return send(ctx, hc, http.MethodGet, url, "", deadline)
+}
+
+// send sends a request (a JSON body unless empty) with a deadline,
+// returning the status and body.
+func send(ctx context.Context, hc *http.Client, method, url, body string, deadline time.Duration) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, "", err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
