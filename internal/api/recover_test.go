@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -41,5 +42,35 @@ func TestPanicIsA500(t *testing.T) {
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusOK {
 		t.Errorf("the request after the panic answered %d", rec.Code)
+	}
+}
+
+// TestClientGoneIsNot500: a request whose client went away (its context
+// canceled) while the handler waited is recorded as 499 and gets no
+// error body, instead of the 500 "internal error" that logged an ERROR
+// for every request a load generator cut when it stopped.
+func TestClientGoneIsNot500(t *testing.T) {
+	waits := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			<-c.Request().Context().Done()
+			return c.Request().Context().Err()
+		}
+	}
+	var status int
+	seen := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := next(c)
+			c.Error(err)
+			status = c.Response().Status
+			return nil
+		}
+	}
+	e := api.New(explore.New(explore.Options{}), nil, api.Options{Middleware: []echo.MiddlewareFunc{seen, waits}})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil).WithContext(ctx))
+	if status != api.StatusClientClosedRequest || rec.Body.Len() != 0 {
+		t.Errorf("a request whose client went away: status %d, body %q; want %d and no body", status, rec.Body, api.StatusClientClosedRequest)
 	}
 }
