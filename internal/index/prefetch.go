@@ -109,6 +109,12 @@ func (s *searcher) plan(ci, fi int) {
 		a.filtered = make([]bool, 0, len(ix.files)-a.from)
 	}
 	for f := fi + 1; f < len(ix.files) && !s.stopped; f++ {
+		if !s.candidate(int(ix.files[f].content)) {
+			if a.filtered != nil {
+				a.filtered = append(a.filtered, false) // run does not ask either
+			}
+			continue
+		}
 		if s.q.Filter != nil {
 			keep := s.q.Filter(ix.filePath(f))
 			a.filtered = append(a.filtered, keep)
