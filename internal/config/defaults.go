@@ -119,6 +119,7 @@ func Default() Config {
 		ReadAnswerBytes:      ex.ReadAnswerBytes,
 		MaxAnswerBytes:       ex.MaxAnswerBytes,
 		GrepMatchesPerFile:   ex.MatchesPerFile,
+		GrepScopeFiles:       ex.GrepScopeFiles,
 		DeprecationNoteBytes: ex.DeprecationNoteBytes,
 		MaxGlobPatterns:      ex.Glob.MaxPatterns,
 		MaxGlobPatternBytes:  ex.Glob.MaxPatternBytes,
@@ -280,6 +281,7 @@ func (c Config) Explore() explore.Limits {
 	l.DiffMaxWork, l.DiffPageWork = c.MaxDiffWork, c.MaxDiffPageWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
+	l.GrepScopeFiles = c.GrepScopeFiles
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

@@ -71,6 +71,10 @@ type Limits struct {
 	// MatchesPerFile is grep's default per-file cap on the first pass
 	// over the files in content mode (the rest comes on later pages).
 	MatchesPerFile int
+	// GrepScopeFiles bounds grep's per-version tables (scope.go): the
+	// files of the listings whose tiers and same-bytes groups are kept,
+	// summed; 0 makes them for every page.
+	GrepScopeFiles int
 	// DeprecationNoteBytes is the most of a version's deprecation message
 	// the first page of an answer quotes in its notes; the rest is cut.
 	DeprecationNoteBytes int
@@ -121,6 +125,7 @@ type Service struct {
 	lim      Limits
 	browse   string // Options.BrowseURL
 	filler   Filler // Options.Filler, for Fill
+	scopes   *scopes
 }
 
 // New composes the read chain from opt (the order is the package
@@ -137,10 +142,11 @@ func New(opt Options) *Service {
 		full = &access{next: full, allow: opt.Access}
 	}
 	base, full = checked{base}, checked{full}
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler}
+	sc := newScopes(opt.Limits.GrepScopeFiles)
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc}
 		s.stored.stored = s.stored
 	}
 	return s

@@ -189,7 +189,7 @@ func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult,
 		return nil, err
 	}
 	g := &grepPage{s: s, r: r, b: b, o: o, sel: sel, mode: mode, cur: cur, ctx: ctx,
-		res: &GrepResult{Answer: a, OutputMode: mode}, tiers: map[string]int{}, compiled: new(index.Compiled)}
+		res: &GrepResult{Answer: a, OutputMode: mode}, compiled: new(index.Compiled)}
 	g.scope()
 	b.ReserveHeader(g.res.Answer, r)
 	g.perFile = map[string]int{OutputContent: r.MaxMatchesPerFile, OutputFilesWithMatches: 1, OutputCount: 0}[mode]
@@ -481,12 +481,12 @@ type grepPage struct {
 	cur     grepCursor
 	perFile int
 	res     *GrepResult
-	tiers   map[string]int // selected text files' tiers
-	// sameAs maps a selected text file (content mode) to the file before
-	// it in the answer's order with the same bytes (sameBytes).
-	sameAs map[string]string
-	inTier [numTiers]int
-	taken  int // matches on this page
+	// sc holds the selected text files' tiers and the files with the
+	// same bytes as one before them (scope.go), shared with other pages;
+	// fold says whether those are folded (content mode, a stored version).
+	sc    *grepScope
+	fold  bool
+	taken int // matches on this page
 	// compiled is the pattern compiled once for the page's index calls
 	// (a tier and pass each).
 	compiled *index.Compiled
@@ -497,37 +497,25 @@ type grepPage struct {
 // search in path order keeps it what it says; its listing cannot tell
 // binary files, so its counts are its search's (search).
 func (g *grepPage) scope() {
-	elsewhere := g.o.fromElsewhere()
-	for _, f := range g.o.Files {
-		if !g.sel(f.Path) {
-			continue
-		}
-		if elsewhere {
-			g.tiers[f.Path] = tierDeclaration
-			g.inTier[tierDeclaration]++
-			continue
-		}
-		if f.Binary {
-			g.res.FilesSkipped++
-			if g.r.Cursor == "" && len(g.res.Skipped) < maxSkippedListed {
-				g.res.Skipped = append(g.res.Skipped, SkippedFile{Path: f.Path, Reason: index.SkipBinary})
-			}
-			continue
-		}
-		g.res.FilesSearched++
-		t := tierDeclaration
-		if g.r.Sort != "path" {
-			t = fileTier(f.Path, f.Size)
-		}
-		g.tiers[f.Path] = t
-		g.inTier[t]++
-	}
-	if g.mode == OutputContent && !elsewhere {
+	if g.o.fromElsewhere() {
 		// A fallback's files are fetched within a budget: the first of
 		// two alike may go unsearched, so its copies are not folded.
-		g.sameAs = sameBytes(g.o.Files, func(p string) (int, bool) { t, ok := g.tiers[p]; return t, ok })
+		g.sc = &grepScope{files: map[string]scoped{}}
+		for _, f := range g.o.Files {
+			if g.sel(f.Path) {
+				g.sc.files[f.Path] = scoped{tier: tierDeclaration}
+				g.sc.inTier[tierDeclaration]++
+			}
+		}
+	} else {
+		g.sc = g.s.scopes.get(g.o.Files, g.r.Include, g.r.Exclude, g.sel, g.r.Sort == "path")
+		g.fold = g.mode == OutputContent
+		g.res.FilesSearched, g.res.FilesSkipped = g.sc.searched, g.sc.skipped
+		if g.r.Cursor == "" {
+			g.res.Skipped = slices.Clip(g.sc.skippedListed) // shared: an append copies
+		}
 	}
-	if len(g.tiers)+g.res.FilesSkipped == 0 && len(g.r.Include)+len(g.r.Exclude) > 0 {
+	if len(g.sc.files)+g.res.FilesSkipped == 0 && len(g.r.Include)+len(g.r.Exclude) > 0 {
 		g.res.Note("include/exclude selected none of the %d files; a glob without '/' matches file names in any folder (e.g. '*.d.ts'), one with '/' the path from the package root (e.g. 'dist/**/*.js')", len(g.o.Files))
 	}
 }
@@ -565,15 +553,16 @@ func (g *grepPage) search(q index.Query) (index.Result, error) {
 func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) index.Query {
 	r := g.r
 	q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
-		WholeWord: r.WholeWord, MaxMatches: maxMatches, Compiled: g.compiled}
+		WholeWord: r.WholeWord, MaxMatches: maxMatches, Compiled: g.compiled,
+		CandidatesOnly: !g.o.fromElsewhere()} // the files are counted by scope
 	if g.mode == OutputContent {
 		q.ContextLines = deref(r.ContextLines)
 	}
 	q.Filter = func(p string) bool {
-		t, ok := g.tiers[p]
-		_, copied := g.sameAs[p]
+		sf, ok := g.sc.files[p]
+		copied := g.fold && sf.sameAs != ""
 		switch {
-		case !ok || t != tier || (pass == 1 && copied):
+		case !ok || int(sf.tier) != tier || (pass == 1 && copied):
 			return false
 		case file == "":
 			return true
@@ -584,8 +573,8 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 	}
 	if pass == 0 {
 		q.MaxMatchesPerFile = g.perFile
-		if len(g.sameAs) > 0 {
-			q.Tally = func(p string) bool { _, ok := g.sameAs[p]; return ok }
+		if g.fold && g.sc.copies > 0 {
+			q.Tally = func(p string) bool { return g.sc.files[p].sameAs != "" }
 		}
 	}
 	perFile := g.perFile
@@ -638,7 +627,7 @@ func (g *grepPage) run() error {
 				tier0 = c.Tier
 			}
 			for tier := tier0; tier < grp[1]; tier++ {
-				if g.inTier[tier] == 0 {
+				if g.sc.inTier[tier] == 0 {
 					continue
 				}
 				file, line := "", 0
@@ -702,7 +691,7 @@ func (g *grepPage) runLine() error {
 	var gm *GrepMatch
 	for col := c.Column; ; {
 		q := index.Query{Pattern: g.r.Pattern, CaseInsensitive: g.r.CaseInsensitive, FixedStrings: g.r.FixedStrings,
-			WholeWord: g.r.WholeWord, MaxMatches: 1, Compiled: g.compiled,
+			WholeWord: g.r.WholeWord, MaxMatches: 1, Compiled: g.compiled, CandidatesOnly: !g.o.fromElsewhere(),
 			Filter:     func(p string) bool { return p == c.File },
 			Skip:       func(_ string, l, _ int) bool { return l != c.Line },
 			FromColumn: func(string, int) int { return col }}
@@ -781,7 +770,7 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 				gm.MoreNext = g.lineNext(gm.File, gm.Line, gm.MoreColumn)
 			}
 			if mt.Count > 0 {
-				gm = GrepMatch{File: mt.File, SameBytesAs: g.sameAs[mt.File], MatchingLines: mt.Count}
+				gm = GrepMatch{File: mt.File, SameBytesAs: g.sc.files[mt.File].sameAs, MatchingLines: mt.Count}
 			}
 			cost = max(Cost(gm), textCost(gm))
 			for g.b.items == 0 && cost > g.b.Left() && len(gm.Windows) > 0 {

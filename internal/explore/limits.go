@@ -23,6 +23,9 @@ func DefaultLimits() Limits {
 		// Ten lines of one file show how it uses a name; the eleventh
 		// rarely adds to that, while it delays every other file.
 		MatchesPerFile: 10,
+		// A listing's tables take about 80 bytes a file: 16 MB holds
+		// twenty-three versions the size of next 16.4.6 (8,711 files).
+		GrepScopeFiles: 200_000,
 		// Most messages are one line ("request has been deprecated, see
 		// <issue URL>" is 79 bytes); a few paste a whole migration guide.
 		// 300 bytes keep the line and the link that says what to use.
