@@ -259,6 +259,10 @@ func newFallback(cfg config.Config, npm *npmrc.Config, hc *http.Client) (*jsdeli
 // Handler serves the HTTP API.
 func (a *App) Handler() http.Handler { return a.handler }
 
+// Searcher is the mirror's search indexer: explore's benchmarks time its
+// index search beside the answer built on it.
+func (a *App) Searcher() *search.Searcher { return a.searcher }
+
 // EnsureIndex returns once name@version's full search index is built and
 // stored, building it or joining the build under way (the first grep of a
 // version is answered from a scan index while it builds behind it).
