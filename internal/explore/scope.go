@@ -1,9 +1,7 @@
 package explore
 
 import (
-	"container/list"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -32,6 +30,8 @@ type grepScope struct {
 	// skippedListed are the first maxSkippedListed binary files selected.
 	skippedListed []SkippedFile
 	copies        int // files with a sameAs
+	// listing keeps the listing alive while the scope is held (scopeKey).
+	listing []store.File
 }
 
 type scoped struct {
@@ -42,7 +42,7 @@ type scoped struct {
 // newGrepScope ranks the files of a stored version that sel selects (in
 // path order with sortPath: one tier) and folds those with the same bytes.
 func newGrepScope(files []store.File, sel func(string) bool, sortPath bool) *grepScope {
-	sc := &grepScope{files: make(map[string]scoped, len(files))}
+	sc := &grepScope{files: make(map[string]scoped, len(files)), listing: files}
 	for _, f := range files {
 		if !sel(f.Path) {
 			continue
@@ -74,8 +74,9 @@ func newGrepScope(files []store.File, sel func(string) bool, sortPath bool) *gre
 
 // scopeKey names one listing (by the identity of the slice the store's
 // cache hands out for it: the same version read again is the same
-// slice, and a listing held by an entry cannot be freed and its memory
-// reused while the entry lives) and the request fields a scope depends on.
+// slice, and the listing is kept alive by its scope, so its memory
+// cannot be reused for another while the scope is held) and the request
+// fields a scope depends on.
 type scopeKey struct {
 	files    *store.File
 	n        int
@@ -83,33 +84,15 @@ type scopeKey struct {
 	filter   string // include and exclude, each glob ended by \x00, \x01 between the lists
 }
 
-// scopes is a bounded LRU of grepScopes, shared by the pages of every
-// grep. maxFiles bounds the files its scopes hold, summed (a scope of
-// next 16.4.6 holds 8,711 and takes about 0.7 MB); 0 keeps none.
-type scopes struct {
-	maxFiles int
-	mu       sync.Mutex
-	held     int
-	order    *list.List // of *scopeEntry, most recently used first
-	byKey    map[scopeKey]*list.Element
-}
+// scopes holds grepScopes, costed by their listing's files (a scope of
+// next 16.4.6 holds 8,711 and takes about 0.7 MB).
+type scopes = held[scopeKey, *grepScope]
 
-type scopeEntry struct {
-	key   scopeKey
-	files []store.File // keeps the listing (and its key's address) alive
-	scope *grepScope
-}
+func newScopes(maxFiles int) *scopes { return newHeld[scopeKey, *grepScope](maxFiles) }
 
-func newScopes(maxFiles int) *scopes {
-	return &scopes{maxFiles: maxFiles, order: list.New(), byKey: map[scopeKey]*list.Element{}}
-}
-
-// get returns the scope of files for include/exclude (sel compiled from
-// them) and sortPath, made once and kept while the bound allows.
-func (c *scopes) get(files []store.File, include, exclude []string, sel func(string) bool, sortPath bool) *grepScope {
-	if c == nil || c.maxFiles <= 0 || len(files) == 0 || len(files) > c.maxFiles {
-		return newGrepScope(files, sel, sortPath)
-	}
+// scopeOf returns the scope of files for include/exclude (sel compiled
+// from them) and sortPath, made once and kept while the bound allows.
+func (s *Service) scopeOf(files []store.File, include, exclude []string, sel func(string) bool, sortPath bool) *grepScope {
 	var b strings.Builder
 	for _, g := range include {
 		b.WriteString(g)
@@ -121,30 +104,5 @@ func (c *scopes) get(files []store.File, include, exclude []string, sel func(str
 		b.WriteByte(0)
 	}
 	k := scopeKey{files: unsafe.SliceData(files), n: len(files), sortPath: sortPath, filter: b.String()}
-	c.mu.Lock()
-	if e, ok := c.byKey[k]; ok {
-		c.order.MoveToFront(e)
-		sc := e.Value.(*scopeEntry).scope
-		c.mu.Unlock()
-		return sc
-	}
-	c.mu.Unlock()
-	// Made outside the lock: two pages making the same scope at once
-	// both make it, and the second one kept replaces nothing.
-	sc := newGrepScope(files, sel, sortPath)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[k]; ok {
-		return sc
-	}
-	c.byKey[k] = c.order.PushFront(&scopeEntry{key: k, files: files, scope: sc})
-	c.held += len(files)
-	for c.held > c.maxFiles {
-		e := c.order.Back()
-		old := e.Value.(*scopeEntry)
-		c.order.Remove(e)
-		delete(c.byKey, old.key)
-		c.held -= len(old.files)
-	}
-	return sc
+	return s.scopes.get(k, len(files), func() *grepScope { return newGrepScope(files, sel, sortPath) })
 }

@@ -21,31 +21,31 @@ func TestScopesAreMadeOncePerListing(t *testing.T) {
 		}
 	}
 	all := func(string) bool { return true }
-	c := newScopes(8) // two listings of four files
+	c := &Service{scopes: newScopes(8)} // two listings of four files
 	v1, v2, v3 := listing(1), listing(10), listing(20)
-	sc := c.get(v1, nil, nil, all, false)
-	if c.get(v1, nil, nil, all, false) != sc {
+	sc := c.scopeOf(v1, nil, nil, all, false)
+	if c.scopeOf(v1, nil, nil, all, false) != sc {
 		t.Error("the same listing asked again made a new scope")
 	}
-	if c.get(slices.Clone(v1), nil, nil, all, false) == sc {
+	if c.scopeOf(slices.Clone(v1), nil, nil, all, false) == sc {
 		t.Error("another listing (a copy) shared the scope: a listing is known by its slice")
 	}
-	if c.get(v1, []string{"*.js"}, nil, all, false) == sc || c.get(v1, nil, nil, all, true) == sc {
+	if c.scopeOf(v1, []string{"*.js"}, nil, all, false) == sc || c.scopeOf(v1, nil, nil, all, true) == sc {
 		t.Error("another filter or sort shared the scope")
 	}
 	if sc.searched != 3 || sc.skipped != 1 || sc.files["b/index.d.ts"].sameAs != "a/index.d.ts" || sc.copies != 1 ||
 		sc.inTier[tierDeclaration] != 2 || len(sc.skippedListed) != 1 {
 		t.Errorf("scope = %+v", sc)
 	}
-	c.get(v2, nil, nil, all, false)
-	c.get(v3, nil, nil, all, false) // v1's entries are the least recently used
-	if c.held > c.maxFiles {
-		t.Errorf("holds %d files, over the bound of %d", c.held, c.maxFiles)
+	c.scopeOf(v2, nil, nil, all, false)
+	c.scopeOf(v3, nil, nil, all, false) // v1's entries are the least recently used
+	if c.scopes.cost > c.scopes.max {
+		t.Errorf("holds %d files, over the bound of %d", c.scopes.cost, c.scopes.max)
 	}
-	if c.get(v1, nil, nil, all, false) == sc {
+	if c.scopeOf(v1, nil, nil, all, false) == sc {
 		t.Error("a scope past the bound was kept")
 	}
-	if off := newScopes(0); off.get(v1, nil, nil, all, false) == off.get(v1, nil, nil, all, false) {
+	if off := (&Service{scopes: newScopes(0)}); off.scopeOf(v1, nil, nil, all, false) == off.scopeOf(v1, nil, nil, all, false) {
 		t.Error("with a bound of 0 a scope was kept")
 	}
 }
