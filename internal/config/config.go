@@ -202,6 +202,10 @@ type Config struct {
 	// file's tier, the files with the same bytes): files of the listings
 	// held, summed; 0 makes them for every request.
 	GrepScopeFiles int
+	// DiffPairFiles bounds what diffs keep of the version pairs they
+	// compared (the changes, which files print): files of both listings,
+	// summed over the pairs; 0 keeps none.
+	DiffPairFiles int
 	// DeprecationNoteBytes caps the registry's deprecation message an
 	// answer about a deprecated version quotes in its notes.
 	DeprecationNoteBytes int
@@ -470,6 +474,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.ReadAnswerBytes, "read-answer-bytes", "bytes a read answer holds when the request gives no maxBytes")
 	b.Int(&c.MaxAnswerBytes, "max-answer-bytes", "largest maxBytes a request may ask for")
 	b.Int(&c.GrepMatchesPerFile, "grep-matches-per-file", "matches of one file on grep's first pass over the files, when maxMatchesPerFile is not given")
+	b.Int(&c.DiffPairFiles, "diff-pair-files", "files (both listings, summed over version pairs) whose diff changes and printed/unprinted state are kept between requests; 0 keeps none")
 	b.Int(&c.GrepScopeFiles, "grep-scope-files", "files (summed over versions) whose grep ranking and same-bytes tables are kept between requests; 0 keeps none")
 	b.Int(&c.DeprecationNoteBytes, "deprecation-note-bytes", "bytes of a version's deprecation message an answer about it quotes in its notes")
 
@@ -636,6 +641,9 @@ func (c Config) Validate() error {
 	positive("max-index-bytes", c.MaxIndexBytes)
 	if c.GrepScopeFiles < 0 {
 		errs = append(errs, fmt.Errorf("grep-scope-files must not be negative, got %d", c.GrepScopeFiles))
+	}
+	if c.DiffPairFiles < 0 {
+		errs = append(errs, fmt.Errorf("diff-pair-files must not be negative, got %d", c.DiffPairFiles))
 	}
 	if c.IndexSpoolBytes < 0 {
 		errs = append(errs, fmt.Errorf("index-spool-bytes must not be negative, got %d", c.IndexSpoolBytes))

@@ -120,6 +120,7 @@ func Default() Config {
 		MaxAnswerBytes:       ex.MaxAnswerBytes,
 		GrepMatchesPerFile:   ex.MatchesPerFile,
 		GrepScopeFiles:       ex.GrepScopeFiles,
+		DiffPairFiles:        ex.DiffPairFiles,
 		DeprecationNoteBytes: ex.DeprecationNoteBytes,
 		MaxGlobPatterns:      ex.Glob.MaxPatterns,
 		MaxGlobPatternBytes:  ex.Glob.MaxPatternBytes,
@@ -281,7 +282,7 @@ func (c Config) Explore() explore.Limits {
 	l.DiffMaxWork, l.DiffPageWork = c.MaxDiffWork, c.MaxDiffPageWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
-	l.GrepScopeFiles = c.GrepScopeFiles
+	l.GrepScopeFiles, l.DiffPairFiles = c.GrepScopeFiles, c.DiffPairFiles
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

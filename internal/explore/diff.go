@@ -185,7 +185,8 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		return nil, err
 	}
 	keep := func(p string) bool { return include.Match(p) && (exclude == nil || !exclude.Match(p)) }
-	changes := diff.Changes(oldV.Files, newV.Files, keep)
+	pair := s.pairOf(oldV.Files, newV.Files)
+	changes := pair.selected(keep)
 	if cur.file > len(changes) {
 		return nil, &InputError{Field: "cursor", Err: errors.New("past the end of this diff: send the answer's next request as it is")}
 	}
@@ -242,7 +243,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			cutAt(diffCursor{i, 0, 0}, TruncDiffWork)
 			break
 		}
-		fd, err := s.renderChange(ctx, pkgs, oldV, newV, changes[i], opts)
+		fd, err := pair.render(ctx, s, pkgs, oldV, newV, changes[i], opts)
 		if err != nil {
 			return nil, err
 		}

@@ -632,3 +632,65 @@ func TestDiffFilesHaveSizes(t *testing.T) {
 		}
 	}
 }
+
+// heldFiles hands out one slice per version's listing, as the store's
+// cache does (diffPair knows a listing by its slice).
+type heldFiles struct {
+	*readCounter
+	mu    sync.Mutex
+	lists map[string][]store.File
+}
+
+func (h *heldFiles) Files(ctx context.Context, name, version string) ([]store.File, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if fs, ok := h.lists[version]; ok {
+		return fs, nil
+	}
+	fs, err := h.readCounter.Files(ctx, name, version)
+	if err == nil {
+		h.lists[version] = fs
+	}
+	return fs, err
+}
+
+// TestDiffNameOnlyReadsAPairOnce: a name-only diff needs the bodies of a
+// modified file only to learn whether npm prints it (invalid-utf8.txt's
+// bytes differ, its text does not); once a diff of the pair (of either
+// kind) read them, a name-only diff reads no body and answers the same.
+func TestDiffNameOnlyReadsAPairOnce(t *testing.T) {
+	t.Parallel()
+	for _, first := range []bool{true, false} { // name-only first, full first
+		s, rc := fixtureService(t)
+		hf := &heldFiles{readCounter: rc, lists: map[string][]store.File{}}
+		s = New(Options{Store: hf, Resolver: exactOnly{}, Filler: noFill{}, Limits: DefaultLimits()})
+		req := Request{Action: "diff", PackageName: difftest.Package, From: difftest.V1, To: difftest.V2, NameOnly: first}
+		want, err := s.Diff(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.mu.Lock()
+		before := len(rc.read)
+		clear(rc.read)
+		rc.mu.Unlock()
+		if before == 0 {
+			t.Fatal("the first diff read no body: the fixture no longer tests this")
+		}
+		req.NameOnly = true
+		got, err := s.Diff(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.mu.Lock()
+		if len(rc.read) > 0 {
+			t.Errorf("name-only first %v: the second diff read %d bodies", first, len(rc.read))
+		}
+		rc.mu.Unlock()
+		if !slices.Equal(got.Unprinted, []string{"invalid-utf8.txt"}) {
+			t.Errorf("unprinted %q, want invalid-utf8.txt", got.Unprinted)
+		}
+		if first && (got.Diff != want.Diff || !slices.EqualFunc(got.Files, want.Files, func(a, b DiffFile) bool { return a.Path == b.Path && a.Status == b.Status })) {
+			t.Errorf("the name-only diff changed once the pair was known:\n%s\nwant\n%s", got.Diff, want.Diff)
+		}
+	}
+}

@@ -75,6 +75,10 @@ type Limits struct {
 	// files of the listings whose tiers and same-bytes groups are kept,
 	// summed; 0 makes them for every page.
 	GrepScopeFiles int
+	// DiffPairFiles bounds what diffs keep of the version pairs they
+	// compared (diffpairs.go): the files of both listings, summed over
+	// the pairs; 0 makes it for every page.
+	DiffPairFiles int
 	// DeprecationNoteBytes is the most of a version's deprecation message
 	// the first page of an answer quotes in its notes; the rest is cut.
 	DeprecationNoteBytes int
@@ -126,6 +130,7 @@ type Service struct {
 	browse   string // Options.BrowseURL
 	filler   Filler // Options.Filler, for Fill
 	scopes   *scopes
+	pairs    *diffPairs
 }
 
 // New composes the read chain from opt (the order is the package
@@ -142,11 +147,11 @@ func New(opt Options) *Service {
 		full = &access{next: full, allow: opt.Access}
 	}
 	base, full = checked{base}, checked{full}
-	sc := newScopes(opt.Limits.GrepScopeFiles)
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc}
+	sc, pairs := newScopes(opt.Limits.GrepScopeFiles), newDiffPairs(opt.Limits.DiffPairFiles)
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs}
 		s.stored.stored = s.stored
 	}
 	return s

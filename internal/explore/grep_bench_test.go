@@ -34,18 +34,7 @@ import (
 // default test run needs no network. bench/grep/http.sh runs it beside
 // ripgrep and the HTTP round trip.
 func BenchmarkGrepOverhead(b *testing.B) {
-	dir := os.Getenv("PKGSCOPE_BENCH_TGZ")
-	if dir == "" {
-		b.Skip("PKGSCOPE_BENCH_TGZ names no directory of tarballs")
-	}
-	reg := fakeregistry.New(b)
-	cfg := config.Default()
-	cfg.DataDir, cfg.ProjectDir = b.TempDir(), b.TempDir()
-	a, err := app.New(b.Context(), cfg, slog.New(slog.DiscardHandler), fakeregistry.Getenv(reg.Env()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { a.Close() })
+	dir, reg, a, cfg := benchMirror(b)
 	// The service the mirror wires, with its index searches timed; its
 	// versions are the ones a.Service filled.
 	ts := &timedSearcher{s: a.Searcher()}
@@ -130,6 +119,25 @@ func BenchmarkGrepOverhead(b *testing.B) {
 			b.ReportMetric(ms(e)/ms(x), "explore/index")
 		})
 	}
+}
+
+// benchMirror is the directory of tarballs PKGSCOPE_BENCH_TGZ names
+// (skipping b when unset) and a mirror wired as cmd/mirror wires it, on a
+// fresh embedded store, reading the fake registry reg.
+func benchMirror(b *testing.B) (dir string, reg *fakeregistry.Registry, a *app.App, cfg config.Config) {
+	dir = os.Getenv("PKGSCOPE_BENCH_TGZ")
+	if dir == "" {
+		b.Skip("PKGSCOPE_BENCH_TGZ names no directory of tarballs")
+	}
+	reg = fakeregistry.New(b)
+	cfg = config.Default()
+	cfg.DataDir, cfg.ProjectDir = b.TempDir(), b.TempDir()
+	a, err := app.New(b.Context(), cfg, slog.New(slog.DiscardHandler), fakeregistry.Getenv(reg.Env()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close() })
+	return dir, reg, a, cfg
 }
 
 // timedSearcher sums the time its searches take (one grep at a time).

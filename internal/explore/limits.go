@@ -26,6 +26,10 @@ func DefaultLimits() Limits {
 		// A listing's tables take about 80 bytes a file: 16 MB holds
 		// twenty-three versions the size of next 16.4.6 (8,711 files).
 		GrepScopeFiles: 200_000,
+		// A pair's changes and what was learned of them take well under
+		// 100 bytes a file: 200,000 files (eleven pairs of next's size)
+		// stay under 20 MB.
+		DiffPairFiles: 200_000,
 		// Most messages are one line ("request has been deprecated, see
 		// <issue URL>" is 79 bytes); a few paste a whole migration guide.
 		// 300 bytes keep the line and the link that says what to use.

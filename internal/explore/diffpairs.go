@@ -1,0 +1,87 @@
+package explore
+
+import (
+	"context"
+	"sync"
+	"unsafe"
+
+	"github.com/pkgscope/pkgscope/internal/diff"
+	"github.com/pkgscope/pkgscope/internal/store"
+)
+
+// diffPair is what a diff needs of two stored versions that depends only
+// on them, made once and shared by every diff of the pair (Service.pairs):
+// the changed files in npm diff's order, and, for each modified file whose
+// bodies a diff read, whether npm diff prints nothing for it (its bytes
+// differ only in bytes that are not UTF-8 and decode to the same text).
+// A name-only diff needs nothing else, so once the pair has been read it
+// reads no body: next 16.4.5 → 16.4.6 read and decoded every changed
+// file's two bodies on every call (180 ms of CPU) to print their names.
+type diffPair struct {
+	changes []diff.Change // diff.Changes of the two listings, unfiltered
+	mu      sync.Mutex
+	silent  map[string]bool // modified path → npm prints nothing for it
+	// listings keep the two listings alive while the pair is held
+	// (pairKey).
+	listings [2][]store.File
+}
+
+// pairKey names two listings by the identity of their slices, as
+// scopeKey does one.
+type pairKey struct {
+	old, new   *store.File
+	nOld, nNew int
+}
+
+type diffPairs = held[pairKey, *diffPair]
+
+func newDiffPairs(maxFiles int) *diffPairs { return newHeld[pairKey, *diffPair](maxFiles) }
+
+// pairOf returns the diffPair of two stored listings.
+func (s *Service) pairOf(old, new []store.File) *diffPair {
+	k := pairKey{unsafe.SliceData(old), unsafe.SliceData(new), len(old), len(new)}
+	return s.pairs.get(k, len(old)+len(new), func() *diffPair {
+		return &diffPair{changes: diff.Changes(old, new, nil), silent: map[string]bool{}, listings: [2][]store.File{old, new}}
+	})
+}
+
+// selected returns the changes keep selects, in order: what diff.Changes
+// with keep returns (it filters each listing's files in the same order).
+func (p *diffPair) selected(keep func(string) bool) []diff.Change {
+	out := make([]diff.Change, 0, len(p.changes))
+	for _, c := range p.changes {
+		if keep(c.Path) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// render renders change c as Service.renderChange does, reading its
+// bodies only when what a name-only diff prints for it is not known
+// without them: an added or deleted file is always printed, a modified
+// one as the pair learned when a diff (of either kind) read it.
+func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, newV *Opened, c diff.Change, o diff.Options) (diff.FileDiff, error) {
+	if o.NameOnly {
+		silent, known := false, c.Old == nil || c.New == nil
+		if !known {
+			p.mu.Lock()
+			silent, known = p.silent[c.Path]
+			p.mu.Unlock()
+		}
+		if known {
+			fd := diff.FileDiff{Change: c}
+			if !silent {
+				fd.Text = c.Path + "\n"
+			}
+			return fd, nil
+		}
+	}
+	fd, err := s.renderChange(ctx, pkgs, oldV, newV, c, o)
+	if err == nil && c.Old != nil && c.New != nil {
+		p.mu.Lock()
+		p.silent[c.Path] = fd.Text == ""
+		p.mu.Unlock()
+	}
+	return fd, err
+}
