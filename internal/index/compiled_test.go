@@ -9,7 +9,8 @@ import (
 // query over several indexes (a project grep's use) answers what a fresh
 // compile does on each, compiles once per query, and a query whose pattern
 // or flags changed is compiled again rather than searched with the last
-// plan.
+// plan. The same index searched twice in a row evaluates its candidates
+// once (a grep page's calls) and answers the same.
 func TestCompiledAcrossIndexes(t *testing.T) {
 	corpora := []struct {
 		docs []Doc
@@ -43,6 +44,11 @@ func TestCompiledAcrossIndexes(t *testing.T) {
 				}
 				if msg, ok := sameMatches(got.Matches, want); !ok {
 					t.Errorf("%+v on index %d: %s", q, i, msg)
+				}
+				// Searched again, the index's candidates are the kept ones.
+				again, err := search(t, ix, q)
+				if msg, ok := sameMatches(again.Matches, want); !ok || err != nil || c.candIx != ix {
+					t.Errorf("%+v on index %d again (candidates kept: %v): %s %v", q, i, c.candIx == ix, msg, err)
 				}
 				if i == 0 {
 					first = c.p

@@ -279,7 +279,7 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 	}
 	s := &searcher{ix: ix, p: p, q: q, lim: lim, ctx: ctx, maxMatches: maxMatches, deadline: time.Now().Add(lim.Timeout), textCi: -1}
 	defer s.release()
-	units, err := s.candidates()
+	units, err := q.Compiled.candidates(s)
 	if err != nil {
 		return Result{}, fmt.Errorf("index: %w", err)
 	}
