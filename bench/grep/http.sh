@@ -1,38 +1,117 @@
 #!/usr/bin/env bash
-# End-to-end grep through the mirror's HTTP API next to ripgrep, in one run:
-# starts a mirror on a fresh embedded store, warms next@16.4.6 (cold ingest +
-# index build, timed), then times warm greps with curl and `rg -n -uu` over
-# the unpacked tarball for the same patterns. Run bench/grep/run.sh first
-# (it leaves the unpacked tarball in WORKDIR), or let this script unpack it.
-#   bench/grep/http.sh [WORKDIR]
+# End-to-end grep through the mirror's HTTP API next to ripgrep and the
+# index alone, in one run (issue 27's guard: the overhead of shaping an
+# answer stays within 1.5x of the index search plus 1 ms).
+#
+# It packs next@16.4.6 and lucide-react@1.81.0 (npm pack, through npm's
+# configured registry) into WORKDIR and unpacks them for ripgrep; starts
+# the mirror of this tree (and, with BEFORE=path/to/mirror, an older
+# build) on fresh embedded stores, warms each version (cold ingest + index
+# build, timed), then, round after round, alternates for every case: a
+# curl to each mirror and `rg -n -uu` over the unpacked tarball. Medians of
+# RUNS rounds (default 15). Then BenchmarkGrepOverhead gives, in process,
+# the same pages' time (explore) and the time they spent in their index
+# searches (index); HTTP/index is the end-to-end overhead.
+#   BEFORE=/tmp/mirror-main bench/grep/http.sh [WORKDIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-${TMPDIR:-/tmp}/pkgscope-grep-bench}
 runs=${RUNS:-15}
-mkdir -p "$work"
-dir="$work/next-16.4.6"
-if [ ! -d "$dir/package" ]; then
-	mkdir -p "$dir"
-	got=$(cd "$work" && npm pack next@16.4.6 --silent)
-	tar xzf "$work/$got" -C "$dir"
-fi
+for tool in go npm rg curl python3; do
+	command -v "$tool" >/dev/null || { echo "http.sh: $tool not found" >&2; exit 1; }
+done
+mkdir -p "$work/tgz"
+for spec in next@16.4.6 lucide-react@1.81.0; do
+	dir="$work/${spec/@/-}"
+	if [ ! -d "$dir/package" ]; then
+		mkdir -p "$dir"
+		got=$(cd "$work/tgz" && npm pack "$spec" --silent)
+		tar xzf "$work/tgz/$got" -C "$dir"
+	fi
+done
 (cd "$root" && go build -o "$work/mirror" ./cmd/mirror)
-data=$(mktemp -d)
-port=$((20000 + RANDOM % 20000))
-"$work/mirror" --addr "127.0.0.1:$port" --data-dir "$data" 2>"$work/mirror.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 1 50); do curl -sf "127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+echo "ripgrep: $(rg --version | head -1); cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-req() { printf '{"action":"grep","packageName":"next","version":"16.4.6","pattern":"%s","maxMatches":10000}' "$1"; }
-cold=$(curl -s -o /dev/null -w '%{time_total}' -d "$(req useRouter)" "127.0.0.1:$port/v1/explore")
-echo "cold first grep (ingest + index build): ${cold}s"
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for pat in 'useRouter' 'function\\s+\\w+Sync'; do
-	rgpat=$(printf '%b' "${pat//\\\\/\\}")
-	http=$(for _ in $(seq "$runs"); do curl -s -o /dev/null -w '%{time_total}\n' -d "$(req "$pat")" "127.0.0.1:$port/v1/explore"; done | median)
-	rgt=$(for _ in $(seq "$runs"); do /usr/bin/time -f %e rg -n -uu "$rgpat" "$dir/package" 2>&1 >/dev/null | tail -1; done | median)
-	n=$(curl -s -d "$(req "$pat")" "127.0.0.1:$port/v1/explore" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["matches"]))')
-	nrg=$(rg -n -uu "$rgpat" "$dir/package" | wc -l)
-	awk -v p="$pat" -v h="$http" -v r="$rgt" -v n="$n" -v m="$nrg" 'BEGIN {printf "%-22s mirror HTTP %.1f ms (%d lines)  rg %.0f ms (%d lines)  ratio %.0fx\n", p, h*1000, n, r*1000, m, r/h}'
+pids=()
+datas=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "${datas[@]}"' EXIT
+start() { # binary: starts it on a fresh store; its port is in $port
+	local data
+	data=$(mktemp -d)
+	port=$((20000 + RANDOM % 20000))
+	"$1" --addr "127.0.0.1:$port" --data-dir "$data" --jsdelivr-fallback=false >>"$work/mirror.log" 2>&1 &
+	pids+=($!)
+	datas+=("$data")
+	for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
+}
+labels=(after)
+start "$work/mirror"
+ports=("$port")
+if [ -n "${BEFORE:-}" ]; then
+	labels+=(before)
+	start "$BEFORE"
+	ports+=("$port")
+fi
+
+# name|version|pattern (JSON-escaped)|extra JSON fields
+cases=(
+	'lucide-react|1.81.0|ArrowLeft|'
+	'next|16.4.6|useRouter|'
+	'next|16.4.6|useRouter|,"maxMatches":5'
+	'next|16.4.6|useRouter|,"include":["*.d.ts"]'
+	'next|16.4.6|function\\s+\\w+Sync|'
+)
+req() { printf '{"action":"grep","packageName":"%s","version":"%s","pattern":"%s"%s}' "$1" "$2" "$3" "$4"; }
+time_req() { curl -s -o /dev/null -w '%{time_total}\n' -d "$2" "127.0.0.1:$1/v1/explore"; }
+for i in "${!ports[@]}"; do
+	for pkg in 'lucide-react|1.81.0|ArrowLeft|' 'next|16.4.6|useRouter|'; do
+		IFS='|' read -r n v p x <<<"$pkg"
+		echo "${labels[$i]}: cold first grep of $n@$v (ingest + index build): $(time_req "${ports[$i]}" "$(req "$n" "$v" "$p" "$x")")s"
+	done
+done
+# Warm: the full index is built behind the first answer; the same pages
+# again load its text cache and the per-version tables.
+for c in "${cases[@]}"; do
+	IFS='|' read -r n v p x <<<"$c"
+	for port in "${ports[@]}"; do for _ in 1 2 3; do time_req "$port" "$(req "$n" "$v" "$p" "$x")" >/dev/null; done; done
+done
+declare -A t
+for _ in $(seq "$runs"); do
+	for c in "${cases[@]}"; do
+		IFS='|' read -r n v p x <<<"$c"
+		for i in "${!ports[@]}"; do
+			t["$c|${labels[$i]}"]+="$(time_req "${ports[$i]}" "$(req "$n" "$v" "$p" "$x")") "
+		done
+		rgpat=$(printf '%b' "${p//\\\\/\\}")
+		t["$c|rg"]+="$( { /usr/bin/time -f %e rg -n -uu "$rgpat" "$work/$n-$v/package" >/dev/null; } 2>&1 | tail -1) "
+	done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]*1000}'; }
+
+# In process: the pages' time and their index searches' (medians, ms).
+declare -A ex ix
+bench=$(cd "$root" && PKGSCOPE_BENCH_TGZ="$work/tgz" go test -run '^$' -bench GrepOverhead -benchtime "${runs}x" ./internal/explore/ 2>&1 | grep '^BenchmarkGrepOverhead/')
+while read -r line; do
+	key=$(awk '{print $1}' <<<"$line" | sed 's/^BenchmarkGrepOverhead\///; s/-[0-9]*$//')
+	ex[$key]=$(grep -o '[0-9.]* explore-ms' <<<"$line" | cut -d' ' -f1)
+	ix[$key]=$(grep -o '[0-9.]* index-ms' <<<"$line" | cut -d' ' -f1)
+done <<<"$bench"
+
+printf '\n| grep | rg -n -uu | index (in process) | explore (in process) | HTTP |'
+[ -n "${BEFORE:-}" ] && printf ' HTTP before |'
+printf ' HTTP / index | rg / HTTP |\n|---|---:|---:|---:|---:|'
+[ -n "${BEFORE:-}" ] && printf -- '---:|'
+printf -- '---:|---:|\n'
+for c in "${cases[@]}"; do
+	IFS='|' read -r n v p x <<<"$c"
+	key="$n/$(printf '%b' "${p//\\\\/\\}")"
+	case "$x" in
+	*maxMatches*) key+=/maxMatches5 ;;
+	*include*) key+=/dts ;;
+	esac
+	rgm=$(median <<<"${t["$c|rg"]}")
+	h=$(median <<<"${t["$c|after"]}")
+	printf '| %s@%s `%s`%s | %s ms | %s ms | %s ms | %s ms |' "$n" "$v" "$(printf '%b' "${p//\\\\/\\}")" "$x" "$rgm" "${ix[$key]:-?}" "${ex[$key]:-?}" "$h"
+	[ -n "${BEFORE:-}" ] && printf ' %s ms |' "$(median <<<"${t["$c|before"]}")"
+	awk -v h="$h" -v i="${ix[$key]:-0}" -v r="$rgm" 'BEGIN {printf " %.2fx | %.1fx |\n", (i > 0 ? h/i : 0), r/h}'
 done
