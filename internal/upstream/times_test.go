@@ -1,13 +1,17 @@
 package upstream
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/fakeregistry"
+	"github.com/pkgscope/pkgscope/internal/semver"
 	"github.com/pkgscope/pkgscope/internal/unavailable"
 )
 
@@ -90,4 +94,74 @@ func TestTimesFailureIsNotCached(t *testing.T) {
 	if _, err := e.c.Times(t.Context(), "Bad Name"); !errors.Is(err, ErrInvalidName) {
 		t.Errorf("Times(bad name) = %v", err)
 	}
+}
+
+// FuzzReadTimes: any body gives dates for valid semver keys only, or an
+// error, and never panics.
+func FuzzReadTimes(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"p","time":{"1.0.0":"2020-01-02T03:04:05.678Z","created":"2020-01-01T00:00:00Z"}}`,
+		`{"versions":{"1.0.0":{"a":[{"b":[1,2,{"c":null}]}]}},"time":{"1.0.0":"2020-01-02T03:04:05Z"}}`,
+		`{"time":null}`, `{"time":[1,2]}`, `{"time":{"1.0.0":{"a":[1]}}}`, `{"time":{"x":1}}`,
+		`[]`, `null`, `{`, `{"time":{"1.0.0":`, `{"a":]`, `{"time":{"1.0.0":"2020-01-02T03:04:05Z"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		vs, err := readTimes(bytes.NewReader(b))
+		if err != nil && vs != nil {
+			t.Fatalf("readTimes(%q) = %v and an error %v", b, vs, err)
+		}
+		for v, at := range vs {
+			if !semver.Valid(v) || at.IsZero() {
+				t.Fatalf("readTimes(%q) kept %q: %v", b, v, at)
+			}
+		}
+	})
+}
+
+// BenchmarkReadTimes reads the dates of a synthetic next-sized full
+// packument (3,000 versions of 5 KB manifests before "time", 15 MB)
+// beside decoding it whole, the anchor: compare B/op.
+func BenchmarkReadTimes(b *testing.B) {
+	var doc bytes.Buffer
+	doc.WriteString(`{"name":"p","versions":{`)
+	manifest := `{"readme":"` + strings.Repeat("x", 5000) + `","scripts":{"a":"b"},"files":["a","b"]}`
+	for i := range 3000 {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `"1.0.%d":%s`, i, manifest)
+	}
+	doc.WriteString(`},"time":{`)
+	for i := range 3000 {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `"1.0.%d":"2020-01-02T03:04:05.678Z"`, i)
+	}
+	doc.WriteString(`}}`)
+	body := doc.Bytes()
+	b.Run("stream", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if vs, err := readTimes(bytes.NewReader(body)); err != nil || len(vs) != 3000 {
+				b.Fatal(len(vs), err)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var v struct {
+				Versions map[string]any    `json:"versions"`
+				Time     map[string]string `json:"time"`
+			}
+			if err := json.NewDecoder(bytes.NewReader(body)).Decode(&v); err != nil || len(v.Time) != 3000 {
+				b.Fatal(err)
+			}
+		}
+	})
 }
