@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -78,7 +77,7 @@ func (c *Client) freshTimes(name string) *PublishTimes {
 	return e.t
 }
 
-func (c *Client) fetchTimes(ctx context.Context, name, escaped string) (t *PublishTimes, err error) {
+func (c *Client) fetchTimes(ctx context.Context, name, escaped string) (*PublishTimes, error) {
 	what := "full packument " + name
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
@@ -86,15 +85,11 @@ func (c *Client) fetchTimes(ctx context.Context, name, escaped string) (t *Publi
 	if err != nil {
 		return nil, err
 	}
-	// An over-cap document is the registry answering well: it must not
-	// count against the host's breaker.
-	defer func() {
-		if errors.Is(err, ErrTooLarge) {
-			done(nil)
-		} else {
-			done(err)
-		}
-	}()
+	// The registry answered: that is all the host's breaker learns. A
+	// full document that is over the cap, or too slow to read whole
+	// within RequestTimeout, says nothing about the host, and must not
+	// open the breaker that installs and fills go through.
+	done(nil)
 	defer drainClose(resp.Body)
 	limit := c.cfg.MaxPackumentTimesBytes
 	if resp.ContentLength > limit {

@@ -58,8 +58,9 @@ func TestTimesKeepsOnlySemverKeys(t *testing.T) {
 }
 
 // TestTimesOverTheCap: a packument whose "time" ends past
-// MaxPackumentTimesBytes answers TooLarge, cached like a result, and does
-// not count against the registry host's breaker.
+// MaxPackumentTimesBytes answers TooLarge, cached like a result; neither
+// it nor a cut document counts against the registry host's breaker, which
+// installs and fills share.
 func TestTimesOverTheCap(t *testing.T) {
 	e := newEnv(t, Config{MaxPackumentTimesBytes: 512, BreakerFailures: 1})
 	e.reg.SetRawPackument("big", []byte(`{"name":"big","versions":{"1.0.0":{"readme":"`+strings.Repeat("x", 600)+`"}},"time":{"1.0.0":"2020-01-02T03:04:05Z"}}`))
@@ -72,9 +73,13 @@ func TestTimesOverTheCap(t *testing.T) {
 	if n := e.reg.PackumentRequests("big"); n != 1 {
 		t.Errorf("%d requests, want 1 (TooLarge is cached)", n)
 	}
+	e.reg.SetRawPackument("cut", []byte(`{"name":"cut","versions":{"1.0.0":{`))
+	if _, err := e.c.Times(t.Context(), "cut"); err == nil {
+		t.Error("Times of a cut document: no error")
+	}
 	e.reg.Publish("small", "1.0.0", tgz(t))
 	if _, err := e.c.Times(t.Context(), "small"); err != nil {
-		t.Errorf("after an over-cap document the breaker refused: %v", err)
+		t.Errorf("after an over-cap and a cut document the breaker refused: %v", err)
 	}
 }
 
