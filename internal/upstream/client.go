@@ -44,9 +44,12 @@ type Config struct {
 	MaxTarballBytes int64
 	// MaxPackumentTimesBytes caps how much of a full packument Times reads
 	// to find its "time" object (which follows "versions"); past it the
-	// dates are reported TooLarge. 16 MiB covers typical packages (full
-	// packuments are mostly well under 1 MB); next's and typescript's are
-	// tens of MB and are cut off.
+	// dates are reported TooLarge. Full packuments measured (npm view
+	// through npm's configured registry, 2026-12-06): lodash 0.13 MB,
+	// express 0.56 MB, zod 3.3 MB, react 4.1 MB, @types/node 9.4 MB,
+	// typescript 10.5 MB, next 21 MB ("time" at byte 20.86 M, after
+	// "versions"). 16 MiB covers all but the largest few, like next,
+	// whose page then says its dates are left out.
 	MaxPackumentTimesBytes int64
 	// MaxCachedTimes bounds the cache of Times' answers, counted as
 	// versions (one entry costs about 60 bytes), least recently used
