@@ -96,9 +96,9 @@ func Default() Config {
 		BlobGCBatch:      gc.Batch,
 
 		PackumentTTL: up.PackumentTTL,
-		// 2s: a cached answer is instant; a cold full packument of a
-		// typical package arrives well within it, and the page is not
-		// held hostage by a slow one.
+		// 2s: a cached answer is instant; a slower fetch goes on in the
+		// background (bounded by upstream-timeout) and the next view
+		// shows the dates, so the page is never held by a large one.
 		PackumentTimesMaxBytes: up.MaxPackumentTimesBytes,
 		PackumentTimesTimeout:  2 * time.Second,
 		PackumentRefetch:       up.MinRefetchInterval,
