@@ -7,7 +7,7 @@
 // Pages (all GET unless said):
 //
 //	/                                  find a package, recently stored versions, warm form
-//	/browse/{name}@{version}           the package page: README, versions, dependencies, size
+//	/browse/{name}@{version}           the package page: README, versions with publish dates, dependencies, size
 //	/browse/{name}@{version}/          versions and dist-tags, the folder's files with sizes
 //	/browse/{name}@{version}/{path}    a folder, or a file with line numbers and highlighting
 //	/browse/…/?grep=P                  grep the version (or the folder), results linked to lines
