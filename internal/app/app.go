@@ -232,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	warmBody := middleware.BodyLimit(strconv.FormatInt(cfg.MaxWarmBodyBytes, 10) + "B")
 	wh.Register(e, warmBody)
 	project.NewHandlers(a.Projects, bodies).Register(e, warmBody)
-	a.mountWeb(e, svc, wh, reg, ropt.Access)
+	a.mountWeb(e, svc, wh, reg, ropt.Access, cfg.PackumentTimesTimeout)
 	if cfg.MetricsAddr == "" {
 		// Behind the tokens, like every route; with metrics-addr it is
 		// served only there (serveSide).

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"context"
+	"time"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/auth"
@@ -22,10 +25,19 @@ func webAuth(sessions *session.Manager) auth.Options {
 }
 
 // mountWeb serves the web page from the same service, store, registry and
-// warm queue as the API.
-func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, reg *upstream.Client, access explore.Access) {
+// warm queue as the API; datesWait is packument-times-timeout.
+func (a *App) mountWeb(e *echo.Echo, svc *explore.Service, wh *warm.Handlers, reg *upstream.Client, access explore.Access, datesWait time.Duration) {
+	lim := web.DefaultLimits()
+	lim.DatesWait = datesWait
 	web.New(web.Deps{
 		Packages: svc, Catalog: a.Store, WebDocs: a.WebDocs, Warm: wh, Projects: a.Projects, Access: access, Search: reg.Search,
+		Dates: func(ctx context.Context, name string) (map[string]time.Time, bool, error) {
+			t, err := reg.Times(ctx, name)
+			if err != nil {
+				return nil, false, err
+			}
+			return t.Versions, t.TooLarge, nil
+		},
 		Auth: a.Tokens.Len() > 0, Sessions: a.sessions,
-	}, web.DefaultLimits()).Register(e)
+	}, lim).Register(e)
 }

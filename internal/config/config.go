@@ -149,6 +149,14 @@ type Config struct {
 	// PackumentTTL is how long resolved dist-tags and version lists are
 	// cached; exact versions are immutable and cached for good.
 	PackumentTTL time.Duration
+	// PackumentTimesMaxBytes caps how much of a package's full packument
+	// the package page reads for its versions' publish dates (the
+	// abbreviated one the mirror reads otherwise has none); past it the
+	// page omits dates and says why. PackumentTimesTimeout is the longest
+	// the package page waits for the dates: the fetch goes on (bounded
+	// by upstream-timeout) and a later view shows them.
+	PackumentTimesMaxBytes int64
+	PackumentTimesTimeout  time.Duration
 	// BreakerFailures consecutive failures (timeouts, refused or cut
 	// connections, 429) to one registry host open its circuit breaker for
 	// BreakerCooldown: requests fail at once with Retry-After, then one
@@ -450,6 +458,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.BlobGCBatch, "blob-gc-batch", "most blobs one blob collector pass examines")
 
 	b.Dur(&c.PackumentTTL, "packument-ttl", "how long dist-tags and version lists are cached")
+	b.Bytes(&c.PackumentTimesMaxBytes, "packument-times-max-bytes", "most bytes of a full packument the package page reads for publish dates; past it dates are omitted")
+	b.Dur(&c.PackumentTimesTimeout, "packument-times-timeout", "longest the package page waits for publish dates before showing the page without them")
 	b.Int(&c.BreakerFailures, "breaker-failures", "consecutive failures to a registry host that open its circuit breaker (negative: off)")
 	b.Dur(&c.BreakerCooldown, "breaker-cooldown", "how long an open circuit breaker refuses requests before one probe")
 	b.Dur(&c.PackumentRefetch, "packument-refetch", "how often a cached packument lacking a requested exact version is fetched again early")
@@ -669,6 +679,8 @@ func (c Config) Validate() error {
 	positive("failed-retry-after", int64(c.FailedRetryAfter))
 	positive("max-fills", int64(c.MaxFills))
 	positive("packument-ttl", int64(c.PackumentTTL))
+	positive("packument-times-max-bytes", c.PackumentTimesMaxBytes)
+	positive("packument-times-timeout", int64(c.PackumentTimesTimeout))
 	positive("packument-refetch", int64(c.PackumentRefetch))
 	positive("upstream-timeout", int64(c.UpstreamTimeout))
 	positive("tarball-timeout", int64(c.TarballTimeout))

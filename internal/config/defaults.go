@@ -95,13 +95,18 @@ func Default() Config {
 		BlobGCGrace:      gc.Grace,
 		BlobGCBatch:      gc.Batch,
 
-		PackumentTTL:     up.PackumentTTL,
-		PackumentRefetch: up.MinRefetchInterval,
-		BreakerFailures:  up.BreakerFailures,
-		BreakerCooldown:  up.BreakerCooldown,
-		UpstreamTimeout:  up.RequestTimeout,
-		TarballTimeout:   up.TarballTimeout,
-		MaxTarballBytes:  up.MaxTarballBytes,
+		PackumentTTL: up.PackumentTTL,
+		// 2s: a cached answer is instant; a slower fetch goes on in the
+		// background (bounded by upstream-timeout) and the next view
+		// shows the dates, so the page is never held by a large one.
+		PackumentTimesMaxBytes: up.MaxPackumentTimesBytes,
+		PackumentTimesTimeout:  2 * time.Second,
+		PackumentRefetch:       up.MinRefetchInterval,
+		BreakerFailures:        up.BreakerFailures,
+		BreakerCooldown:        up.BreakerCooldown,
+		UpstreamTimeout:        up.RequestTimeout,
+		TarballTimeout:         up.TarballTimeout,
+		MaxTarballBytes:        up.MaxTarballBytes,
 
 		MaxUnpackedBytes: ing.MaxUnpackedBytes,
 		MaxFiles:         ing.MaxFiles,
@@ -210,6 +215,7 @@ func (c Config) Project() project.Limits {
 func (c Config) Upstream() upstream.Config {
 	u := upstream.DefaultConfig()
 	u.PackumentTTL, u.MinRefetchInterval = c.PackumentTTL, c.PackumentRefetch
+	u.MaxPackumentTimesBytes = c.PackumentTimesMaxBytes
 	u.BreakerFailures, u.BreakerCooldown = c.BreakerFailures, c.BreakerCooldown
 	u.RequestTimeout, u.TarballTimeout = c.UpstreamTimeout, c.TarballTimeout
 	u.MaxTarballBytes, u.AllowedTarballHosts = c.MaxTarballBytes, c.AllowedTarballHosts

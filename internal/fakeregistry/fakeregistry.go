@@ -79,6 +79,8 @@ type version struct {
 	// when it is not a readable .tgz (hostile tarballs are published too).
 	unpackedSize int64
 	fileCount    int
+	// published is the version's entry in the full packument's "time".
+	published time.Time
 }
 
 type tarballRef struct{ name, version string }
@@ -169,6 +171,7 @@ type publishOpts struct {
 	deprecated   string
 	deps         map[string]string
 	setIntegrity bool
+	published    time.Time
 }
 
 // WithTag publishes under dist-tag tag instead of moving latest, as
@@ -196,6 +199,10 @@ func WithDependencies(deps map[string]string) PublishOption {
 	return func(o *publishOpts) { o.deps = deps }
 }
 
+// PublishedAt sets the version's publish time in the full packument's
+// "time" object (default: when Publish ran).
+func PublishedAt(t time.Time) PublishOption { return func(o *publishOpts) { o.published = t } }
+
 // Deprecated marks the version deprecated with msg.
 func Deprecated(msg string) PublishOption { return func(o *publishOpts) { o.deprecated = msg } }
 
@@ -222,6 +229,10 @@ func (r *Registry) Publish(name, ver string, tgz []byte, opts ...PublishOption) 
 		shasum:     hex.EncodeToString(sum1[:]),
 		deprecated: o.deprecated,
 		deps:       o.deps,
+		published:  o.published,
+	}
+	if v.published.IsZero() {
+		v.published = time.Now().UTC()
 	}
 	v.unpackedSize, v.fileCount = tarStats(tgz)
 	v.tagged = o.tag != "" && o.tag != "latest"
@@ -505,7 +516,8 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		w.Write(raw)
 		return
 	}
-	r.servePackument(w, name)
+	accept := req.Header.Get("Accept")
+	r.servePackument(w, name, strings.Contains(accept, "application/json") && !strings.Contains(accept, "application/vnd.npm.install-v1+json"))
 }
 
 func (r *Registry) serveTarball(w http.ResponseWriter, path string) {
@@ -529,6 +541,9 @@ type abbreviated struct {
 	DistTags map[string]string          `json:"dist-tags"`
 	Versions map[string]abbreviatedVers `json:"versions"`
 	Modified string                     `json:"modified"`
+	// Time is the full packument's: "created", "modified" and each
+	// version's publish time. The abbreviated one has none.
+	Time map[string]string `json:"time,omitempty"`
 }
 
 type abbreviatedVers struct {
@@ -554,7 +569,10 @@ func (v *version) entry(name, ver string) abbreviatedVers {
 	}}
 }
 
-func (r *Registry) servePackument(w http.ResponseWriter, name string) {
+// A request whose Accept asks for application/json and not the
+// abbreviated document gets the full one, as npm's registry answers: here
+// it adds only "time". Without an Accept the abbreviated one is served.
+func (r *Registry) servePackument(w http.ResponseWriter, name string, full bool) {
 	r.mu.Lock()
 	p := r.pkgs[name]
 	var doc abbreviated
@@ -567,13 +585,28 @@ func (r *Registry) servePackument(w http.ResponseWriter, name string) {
 		for ver, v := range p.versions {
 			doc.Versions[ver] = v.entry(name, ver)
 		}
+		if full {
+			doc.Time = map[string]string{"modified": doc.Modified}
+			created := p.modified
+			for ver, v := range p.versions {
+				doc.Time[ver] = v.published.Format(time.RFC3339Nano)
+				if v.published.Before(created) {
+					created = v.published
+				}
+			}
+			doc.Time["created"] = created.Format(time.RFC3339Nano)
+		}
 	}
 	r.mu.Unlock()
 	if p == nil {
 		writeJSON(w, http.StatusNotFound, "application/json", map[string]string{"error": "Not found"})
 		return
 	}
-	writeJSON(w, http.StatusOK, "application/vnd.npm.install-v1+json", doc)
+	ct := "application/vnd.npm.install-v1+json"
+	if full {
+		ct = "application/json"
+	}
+	writeJSON(w, http.StatusOK, ct, doc)
 }
 
 // splitVersion splits "name/version" ("@scope/name/version") into its

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 	"go.uber.org/goleak"
@@ -284,5 +285,35 @@ func TestServesVersionManifests(t *testing.T) {
 	}
 	if n, p := r.VersionRequests("@s/p", "1.0.0"), r.PackumentRequests("@s/p"); n != 3 || p != 1 {
 		t.Errorf("%d manifest and %d packument requests, want 3 and 1", n, p)
+	}
+}
+
+// TestFullPackumentHasTimes: Accept: application/json gets the full
+// document with each version's publish time; the abbreviated one has none.
+func TestFullPackumentHasTimes(t *testing.T) {
+	r := New(t)
+	at := time.Date(2024, 3, 9, 10, 11, 12, 0, time.UTC)
+	r.Publish("p", "1.0.0", tarballtest.Package(t, map[string]string{"package.json": "{}"}), PublishedAt(at))
+	if doc := packument(t, r, "p"); doc.Time != nil {
+		t.Errorf("abbreviated packument has time: %v", doc.Time)
+	}
+	req, err := http.NewRequest(http.MethodGet, r.URL()+"p", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc abbreviated
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Time["1.0.0"] != "2024-03-09T10:11:12Z" || doc.Time["created"] == "" || doc.Time["modified"] == "" {
+		t.Errorf("full packument time = %v", doc.Time)
 	}
 }

@@ -42,6 +42,19 @@ type Config struct {
 	MaxPackumentBytes int64
 	// MaxTarballBytes caps a compressed tarball.
 	MaxTarballBytes int64
+	// MaxPackumentTimesBytes caps how much of a full packument Times reads
+	// to find its "time" object (which follows "versions"); past it the
+	// dates are reported TooLarge. Full packuments measured (npm view
+	// through npm's configured registry, 2026-12-06): lodash 0.13 MB,
+	// express 0.56 MB, zod 3.3 MB, react 4.1 MB, @types/node 9.4 MB,
+	// typescript 10.5 MB, next 21 MB ("time" at byte 20.86 M, after
+	// "versions"). 16 MiB covers all but the largest few, like next,
+	// whose page then says its dates are left out.
+	MaxPackumentTimesBytes int64
+	// MaxCachedTimes bounds the cache of Times' answers, counted as
+	// versions (one entry costs about 60 bytes), least recently used
+	// dropped: the default holds about 12 MB.
+	MaxCachedTimes int
 	// AllowedTarballHosts are hosts, besides the package's registry, that
 	// dist.tarball may point at: "host" (the scheme's default port),
 	// "host:port", or a URL whose host is taken.
@@ -88,6 +101,8 @@ func DefaultConfig() Config {
 		TarballTimeout:          4 * time.Minute,
 		MaxPackumentBytes:       64 << 20,
 		MaxTarballBytes:         256 << 20,
+		MaxPackumentTimesBytes:  16 << 20,
+		MaxCachedTimes:          200_000,
 		UserAgent:               "pkgscope",
 		MaxCachedPackumentBytes: 256 << 20,
 		MaxCachedVersions:       100_000,
@@ -107,6 +122,8 @@ func (c Config) withDefaults() Config {
 	c.TarballTimeout = cmp.Or(c.TarballTimeout, d.TarballTimeout)
 	c.MaxPackumentBytes = cmp.Or(c.MaxPackumentBytes, d.MaxPackumentBytes)
 	c.MaxTarballBytes = cmp.Or(c.MaxTarballBytes, d.MaxTarballBytes)
+	c.MaxPackumentTimesBytes = cmp.Or(c.MaxPackumentTimesBytes, d.MaxPackumentTimesBytes)
+	c.MaxCachedTimes = cmp.Or(c.MaxCachedTimes, d.MaxCachedTimes)
 	c.UserAgent = cmp.Or(c.UserAgent, d.UserAgent)
 	c.MaxCachedPackumentBytes = cmp.Or(c.MaxCachedPackumentBytes, d.MaxCachedPackumentBytes)
 	c.MaxCachedVersions = cmp.Or(c.MaxCachedVersions, d.MaxCachedVersions)
@@ -135,6 +152,9 @@ type Client struct {
 	dropped dropCounter
 
 	packuments *lru.Cache[string, cachedPackument]
+	// times are Times' answers by name, fetched once per name at a time.
+	times      *lru.Cache[string, cachedTimes]
+	timesGroup singleflight.Group
 	versions   *lru.Cache[versionKey, PackumentVersion]
 
 	// onJoin, when set by tests, runs after a caller has joined the
@@ -160,6 +180,7 @@ func New(npm *npmrc.Config, cfg Config, hc *http.Client) *Client {
 		hosts:      newHostSet(cfg.AllowedTarballHosts),
 		packuments: lru.New[string, cachedPackument](cfg.MaxCachedPackumentBytes, lru.Options{}),
 		versions:   lru.New[versionKey, PackumentVersion](int64(cfg.MaxCachedVersions), lru.Options{}),
+		times:      lru.New[string, cachedTimes](int64(cfg.MaxCachedTimes), lru.Options{}),
 		breakers:   newBreakers(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.Clock),
 	}
 	if hc == nil {
@@ -226,14 +247,22 @@ func (c *Client) packument(ctx context.Context, name string, maxAge time.Duratio
 	if c.onJoin != nil {
 		c.onJoin(name)
 	}
+	return await[*Packument](ctx, ch, "packument "+name)
+}
+
+// await returns a shared flight's result, or ctx's error (wrapped with
+// what) when the caller stops waiting first; the flight goes on.
+func await[T any](ctx context.Context, ch <-chan singleflight.Result, what string) (T, error) {
 	select {
 	case res := <-ch:
 		if res.Err != nil {
-			return nil, res.Err
+			var zero T
+			return zero, res.Err
 		}
-		return res.Val.(*Packument), nil
+		return res.Val.(T), nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("packument %s: %w", name, ctx.Err())
+		var zero T
+		return zero, fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 }
 
@@ -263,26 +292,11 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 	what := "packument " + name
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	registry := c.npm.RegistryFor(name)
-	u := registry + escaped
-	req, err := http.NewRequestWithContext(withOrigin(ctx, registry), http.MethodGet, u, nil)
-	if err != nil {
-		return nil, &unavailable.Error{Source: unavailable.Registry, RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
-	}
-	done, err := c.breakers.allow(breakerKey(req.URL), what)
+	resp, done, err := c.getDocument(ctx, name, escaped, packumentAccept, what)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { done(err) }()
-	req.Header.Set("Accept", packumentAccept)
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
-	if auth := c.npm.AuthHeader(u); auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := c.send(context.Background(), req, what)
-	if err != nil {
-		return nil, err
-	}
 	defer drainClose(resp.Body)
 	if resp.ContentLength > c.cfg.MaxPackumentBytes {
 		return nil, fmt.Errorf("%s: %d bytes (Config.MaxPackumentBytes %d): %w", what, resp.ContentLength, c.cfg.MaxPackumentBytes, ErrTooLarge)
@@ -315,6 +329,34 @@ func (c *Client) fetchPackument(ctx context.Context, name, escaped string) (p *P
 		c.versions.Add(versionKey{name, v}, pv, 1)
 	}
 	return p, nil
+}
+
+// getDocument asks name's registry for its document at escaped (with
+// npm's auth for it) through the host's breaker. On success the caller
+// closes resp.Body with drainClose and reports the outcome of reading it
+// to done; on failure the breaker has been told already.
+func (c *Client) getDocument(ctx context.Context, name, escaped, accept, what string) (resp *http.Response, done func(error), err error) {
+	registry := c.npm.RegistryFor(name)
+	u := registry + escaped
+	req, err := http.NewRequestWithContext(withOrigin(ctx, registry), http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, &unavailable.Error{Source: unavailable.Registry, RetryAfter: defaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	done, err = c.breakers.allow(breakerKey(req.URL), what)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if auth := c.npm.AuthHeader(u); auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err = c.send(context.Background(), req, what)
+	if err != nil {
+		done(err)
+		return nil, nil, err
+	}
+	return resp, done, nil
 }
 
 // limitedReader reads at most n bytes and then fails with ErrTooLarge, so

@@ -225,6 +225,9 @@ type versionsData struct {
 type verLink struct {
 	Name, Version, Href string
 	Current             bool
+	// Published is when the version was published; zero when unknown
+	// (only the package page reads dates).
+	Published time.Time
 }
 
 // prerelease reports a version with a prerelease part (1.0.0-canary.3).

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,6 +34,10 @@ type packageData struct {
 	Readme        template.HTML
 	ReadmePath    string
 	ReadmeCut     bool // the README was over PageBytes: the start is shown
+	// Published is when this version was published (zero: unknown);
+	// DatesNote says why dates are missing, when they are.
+	Published time.Time
+	DatesNote string
 }
 
 // depGroup is one of package.json's dependency maps, each linked to the
@@ -64,6 +71,16 @@ func (p *Pages) packagePage(c echo.Context, o *explore.Opened) error {
 		d.Versions = p.versionList(c, o.Name, o.Version, strings.TrimSpace(vq[0]), true)
 	} else {
 		d.Versions = p.versions(c, o.Name, o.Version)
+	}
+	var dates map[string]time.Time
+	dates, d.DatesNote = p.dates(c, o.Name)
+	d.Published = dates[o.Version]
+	if vd := d.Versions; vd != nil && dates != nil {
+		for _, ls := range [][]verLink{vd.Tags, vd.Releases, vd.Pre} {
+			for i := range ls {
+				ls[i].Published = dates[ls[i].Version]
+			}
+		}
 	}
 	if f, ok := fileNamed(o.Files, "package.json"); ok {
 		var m manifest
@@ -101,6 +118,32 @@ func (p *Pages) packagePage(c echo.Context, o *explore.Opened) error {
 		}
 	}
 	return p.render(c, http.StatusOK, "package", page{Title: o.Name + "@" + o.Version, Data: d})
+}
+
+// dates returns when name's versions were published, waiting at most
+// DatesWait, or nil and a note saying why the page has none. Any failure
+// leaves the page as it is without dates: they are a convenience, the
+// registry is asked for them only here, and the answer is cached
+// (packument-ttl) by the registry client, which keeps fetching a slow
+// document after the page stops waiting so a later view has them.
+func (p *Pages) dates(c echo.Context, name string) (map[string]time.Time, string) {
+	if p.d.Dates == nil {
+		return nil, ""
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), p.lim.DatesWait)
+	defer cancel()
+	dates, tooLarge, err := p.d.Dates(ctx, name)
+	switch {
+	case err == nil && tooLarge:
+		return nil, "Publish dates are left out: this package's full registry document is larger than the mirror reads for them (packument-times-max-bytes)."
+	case err == nil:
+		return dates, ""
+	case errors.Is(err, context.DeadlineExceeded) && c.Request().Context().Err() == nil:
+		return nil, "Publish dates are still on their way from the registry: reload the page to see them."
+	default:
+		p.log.Debug("web: publish dates", "package", name, "err", err)
+		return nil, "Publish dates are unavailable: the registry did not answer for them now."
+	}
 }
 
 // readmeBytes bounds the rendered READMEs Pages keeps, counted as their

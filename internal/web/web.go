@@ -7,7 +7,7 @@
 // Pages (all GET unless said):
 //
 //	/                                  find a package, recently stored versions, warm form
-//	/browse/{name}@{version}           the package page: README, versions, dependencies, size
+//	/browse/{name}@{version}           the package page: README, versions with publish dates, dependencies, size
 //	/browse/{name}@{version}/          versions and dist-tags, the folder's files with sizes
 //	/browse/{name}@{version}/{path}    a folder, or a file with line numbers and highlighting
 //	/browse/…/?grep=P                  grep the version (or the folder), results linked to lines
@@ -36,6 +36,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -100,6 +101,13 @@ type Deps struct {
 	// Search asks the registry's search for packages matching text, at
 	// most n (upstream.Client.Search); nil leaves it out.
 	Search func(ctx context.Context, text string, n int) ([]string, error)
+	// Dates returns when name's versions were published, by version, or
+	// tooLarge when the registry's full document was over the mirror's
+	// cap (upstream.Client.Times); nil leaves dates out. Only the package
+	// page of a stored version asks, so following links cannot make the
+	// mirror fetch more than one document per stored package per
+	// packument-ttl.
+	Dates func(ctx context.Context, name string) (dates map[string]time.Time, tooLarge bool, err error)
 	// Access is the read chain's access check (explore.Options.Access);
 	// nil lets everything through. Lists of names read from the store
 	// (the home page's) show only the packages it allows.
@@ -137,6 +145,9 @@ type Limits struct {
 	ListNames int
 	// GrepMatches is how many matches a grep page shows.
 	GrepMatches int
+	// DatesWait is the longest the package page waits for publish dates
+	// (packument-times-timeout); past it the page goes without them.
+	DatesWait time.Duration
 }
 
 // DefaultLimits keep a warm page under 50 ms of server time
@@ -145,7 +156,7 @@ type Limits struct {
 // and 2,000 bytes a line, 1,000 folder entries (a 5,000-entry folder is
 // 700 KB of HTML on one page).
 func DefaultLimits() Limits {
-	return Limits{PageLines: 1000, PageBytes: 100 << 10, FolderEntries: 1000, LineWidth: 2000, ListNames: 50, GrepMatches: 200}
+	return Limits{PageLines: 1000, PageBytes: 100 << 10, FolderEntries: 1000, LineWidth: 2000, ListNames: 50, GrepMatches: 200, DatesWait: 2 * time.Second}
 }
 
 // CookieName is the cookie holding a session id after login.
