@@ -1,12 +1,16 @@
-// Command mirror serves npm package files (list, glob, read, grep) over a
-// JSON API, from an embedded store by default or from Postgres.
+// Command mirror is pkgscope: it serves npm package files (list, glob,
+// read, grep, diff) over a JSON API, MCP and a web page, from an embedded
+// store by default or from Postgres. Releases name the binary pkgscope;
+// `go install ./cmd/mirror` names it mirror.
 //
-//	go run ./cmd/mirror                     # embedded store, no services
-//	go run ./cmd/mirror --database-url=...  # org-wide Postgres store
-//	go run ./cmd/mirror mcp                 # MCP tool on stdio for one agent
-//	mirror hash-token < token               # sha256:HEX line for --tokens-file
+//	pkgscope                        # embedded store, no services
+//	pkgscope --database-url=...     # org-wide Postgres store
+//	pkgscope --config pkgscope.yaml # settings from a file (docs/pkgscope.example.yaml)
+//	pkgscope mcp                    # MCP tools on stdio for one agent
+//	pkgscope hash-token < token     # sha256:HEX line for --tokens-file
 //
-// Every flag has an environment variable; see --help.
+// Every setting is a flag, an environment variable and a config file
+// key; see --help, --help-all and docs/OPERATIONS.md.
 package main
 
 import (
@@ -17,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/pkgscope/pkgscope/internal/app"
@@ -26,18 +31,31 @@ import (
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if len(os.Args) > 1 && os.Args[1] == "mcp" {
-		os.Exit(mcpMain(os.Args[2:], log))
+	args := os.Args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "mcp":
+			os.Exit(mcpMain(args[1:], log))
+		case "hash-token":
+			os.Exit(hashTokenMain(args[1:], os.Stdin, os.Stdout, os.Stderr))
+		case "serve":
+			args = args[1:]
+		default:
+			if !strings.HasPrefix(args[0], "-") {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", name, unknownCommand(args[0]))
+				os.Exit(2)
+			}
+		}
 	}
-	if len(os.Args) > 1 && os.Args[1] == "hash-token" {
-		os.Exit(hashTokenMain(os.Stdin, os.Stdout, os.Stderr))
+	if h, ok := config.ParseHelp(args); ok {
+		os.Exit(writeHelp(os.Stdout, os.Stderr, h))
 	}
-	cfg, err := config.Load("mirror", os.Args[1:], os.Getenv)
+	cfg, err := config.Load(name, args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mirror: configuration:", err)
+		fmt.Fprintf(os.Stderr, "%s: configuration: %v\nRun %s --help for usage.\n", name, err, name)
 		os.Exit(2)
 	}
 	if cfg.LogFlushInterval > 0 {
@@ -46,7 +64,7 @@ func main() {
 		defer w.Close()
 	}
 	if err := serve(cfg, log); err != nil {
-		log.Error("mirror stopped", "err", err)
+		log.Error(name+" stopped", "err", err)
 		// Exit skips the deferred Close: the error, and every line before
 		// it, are written already (logbuf.Handler flushes at warn).
 		os.Exit(1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -22,20 +23,49 @@ import (
 	"github.com/pkgscope/pkgscope/internal/project"
 )
 
-const mcpUsage = `Usage: mirror mcp [--project DIR] [--structured] [--remote URL [--token T]] [store flags]
+const mcpUsage = `Usage: pkgscope mcp [--project DIR] [--structured] [--remote URL [--token T]] [settings]
 
-Runs the explore_npm MCP tool on stdin/stdout for one agent. Without
---remote it reads through an embedded store (the same store flags as
-mirror; see mirror --help); with --remote it forwards every call to a
-shared pkgscope. Logs go to stderr: stdout carries the protocol.
+Runs pkgscope's MCP tools (explore_npm, explore_web_docs) on stdin/stdout
+for one agent. Without --remote it serves from an embedded store in
+--data-dir, filled from the registry in npm's configuration; with --remote
+it forwards every call to a shared pkgscope. Logs go to stderr: stdout
+carries the protocol.
 
+Flags:
 `
 
-// mcpMain is `mirror mcp`. It returns the process exit code.
+const mcpUsageEnd = `
+Without --remote every pkgscope setting applies too (pkgscope --help-all),
+e.g. --data-dir, --database-url, --config.
+
+An agent's MCP configuration runs it as:
+  {"mcpServers": {"pkgscope": {"command": "pkgscope", "args": ["mcp"]}}}
+`
+
+// mcpFlags are mcp's own flags, in the order its help lists them.
+var mcpFlags = []string{"project", "structured", "remote", "token", "max-manifest-bytes"}
+
+// writeMCPHelp prints `pkgscope mcp -h`, or with --help-all or --help
+// TOPIC the settings it shares with the mirror.
+func writeMCPHelp(w, errw io.Writer, fs *flag.FlagSet, h config.HelpRequest) int {
+	if h.All || h.Topic != "" || h.Markdown {
+		return writeHelp(w, errw, h)
+	}
+	fmt.Fprint(w, mcpUsage)
+	config.WriteList(w, config.FlagSettings(fs, "", mcpFlags...))
+	fmt.Fprint(w, mcpUsageEnd)
+	return 0
+}
+
+// mcpMain is `pkgscope mcp`. It returns the process exit code.
 func mcpMain(args []string, log *slog.Logger) int {
 	// stdout carries the protocol: anything else printed there (a stray
 	// fmt.Print in a dependency) would corrupt it, so hand the transport
 	// the real stdout and point os.Stdout at stderr for everyone else.
+	if h, ok := config.ParseHelp(args); ok {
+		fs, _, _, _, _, _ := mcpFlagSet(os.Getenv)
+		return writeMCPHelp(os.Stdout, os.Stderr, fs, h)
+	}
 	stdout := os.Stdout
 	os.Stdout = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -45,10 +75,10 @@ func mcpMain(args []string, log *slog.Logger) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(os.Stderr, "mirror mcp:", err)
+		fmt.Fprintln(os.Stderr, "pkgscope mcp:", err)
 		return 2
 	case err != nil && ctx.Err() == nil:
-		log.Error("mirror mcp stopped", "err", err)
+		log.Error("pkgscope mcp stopped", "err", err)
 		return 1
 	}
 	return 0
@@ -59,23 +89,15 @@ var errUsage = errors.New("usage")
 // runMCP wires the MCP server from args and runs it on t until the client
 // disconnects or ctx is done.
 func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(string) string, t sdk.Transport) error {
-	fs := flag.NewFlagSet("mirror mcp", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	remote := fs.String("remote", getenv("PKGSCOPE_REMOTE"), "URL of a shared pkgscope to forward calls to, instead of the embedded store ($PKGSCOPE_REMOTE)")
-	// The token's default comes from the environment after parsing, so
-	// --help and flag errors never print it.
-	token := fs.String("token", "", "bearer token for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
-	project := fs.String("project", getenv("PKGSCOPE_PROJECT"), "project whose lockfile and package.json choose the default version (default: the working directory) ($PKGSCOPE_PROJECT)")
-	structured := fs.Bool("structured", false, "answers carry structuredContent (the /v1/explore JSON) beside the text, and tools/list the output schema, for clients that hand their model JSON")
+	fs, remote, token, project, structured, maxManifest := mcpFlagSet(getenv)
 	lim := mcp.DefaultLimits()
-	maxManifest := fs.Int64("max-manifest-bytes", mcp.DefaultMaxManifestBytes, "largest project package.json read, in bytes")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), mcpUsage)
-		fs.PrintDefaults()
-	}
 	own, rest := splitArgs(args, fs)
 	if err := fs.Parse(own); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			writeMCPHelp(os.Stderr, os.Stderr, fs, config.HelpRequest{})
+			return err
+		}
+		return fmt.Errorf("%w: %v (pkgscope mcp -h)", errUsage, err)
 	}
 	if *token == "" {
 		*token = getenv("PKGSCOPE_TOKEN")
@@ -109,7 +131,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 		opt.LocalProject = remoteProject(c, proj.LockDir())
 		log.Info("mcp: forwarding to a shared pkgscope", "endpoint", c.Endpoint(), "project", proj.Dir())
 	} else {
-		cfg, err := config.Load("mirror mcp", rest, getenv)
+		cfg, err := config.Load("pkgscope mcp", rest, getenv)
 		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return err
@@ -141,6 +163,21 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	}
 	srv := mcp.NewServer(ex, opt)
 	return srv.Run(ctx, t)
+}
+
+// mcpFlagSet defines mcp's own flags; the rest of its arguments are the
+// mirror's settings (splitArgs).
+func mcpFlagSet(getenv func(string) string) (fs *flag.FlagSet, remote, token, project *string, structured *bool, maxManifest *int64) {
+	fs = flag.NewFlagSet("pkgscope mcp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // help and errors are printed by mcpMain
+	remote = fs.String("remote", getenv("PKGSCOPE_REMOTE"), "`URL` of a shared pkgscope to forward calls to, instead of the embedded store ($PKGSCOPE_REMOTE)")
+	// The token's default comes from the environment after parsing, so
+	// --help and flag errors never print it.
+	token = fs.String("token", "", "bearer `TOKEN` for --remote; prefer $PKGSCOPE_TOKEN, which other users cannot see in ps")
+	project = fs.String("project", getenv("PKGSCOPE_PROJECT"), "project `DIR` whose lockfile and package.json choose the default version (default: the working directory) ($PKGSCOPE_PROJECT)")
+	structured = fs.Bool("structured", false, "answers carry structuredContent (the /v1/explore JSON) beside the text, and tools/list the output schema, for clients that hand their model JSON")
+	maxManifest = fs.Int64("max-manifest-bytes", mcp.DefaultMaxManifestBytes, "largest project package.json read, in bytes")
+	return fs, remote, token, project, structured, maxManifest
 }
 
 // splitArgs separates the flags fs defines from the rest, which are the

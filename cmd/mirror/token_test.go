@@ -10,7 +10,7 @@ import (
 
 func TestHashToken(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := hashTokenMain(strings.NewReader("tok-one\n\n  tok-two  \n"), &out, &errOut); code != 0 {
+	if code := hashTokenMain(nil, strings.NewReader("tok-one\n\n  tok-two  \n"), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	want := auth.Hash("tok-one") + "\n" + auth.Hash("tok-two") + "\n"
@@ -37,7 +37,7 @@ func TestHashToken(t *testing.T) {
 	} {
 		out.Reset()
 		errOut.Reset()
-		if code := hashTokenMain(strings.NewReader(tc.in), &out, &errOut); code != 2 {
+		if code := hashTokenMain(nil, strings.NewReader(tc.in), &out, &errOut); code != 2 {
 			t.Errorf("input %q: exit %d, want 2", tc.in, code)
 		}
 		if msg := errOut.String(); !strings.Contains(msg, tc.says) || strings.Contains(msg, "s3cret") {

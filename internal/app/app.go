@@ -335,11 +335,7 @@ func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer stopSide()
-	storeKind := "embedded (" + cfg.DataDir + ")"
-	if cfg.DatabaseURL != "" {
-		storeKind = "postgres"
-	}
-	log.Info("mirror listening", "addr", "http://"+ln.Addr().String(), "store", storeKind, "tokens", a.Tokens.Len())
+	log.Info("pkgscope listening", a.startupAttrs(cfg, ln.Addr().String())...)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 
 // Config is everything the mirror needs to start.
 type Config struct {
+	// ConfigFile is the YAML file the settings were read from, if any.
+	ConfigFile string
 	// Addr is the listen address of the HTTP API.
 	Addr string
 	// DataDir holds the embedded store and local caches.
@@ -403,26 +406,66 @@ func defaultDataDir() string {
 	return ".pkgscope"
 }
 
-// Load builds a Config from defaults, then the environment, then flags in
-// args (flags win). getenv is os.Getenv outside tests.
+// Load builds a Config from defaults, then the config file (--config or
+// $PKGSCOPE_CONFIG), then the environment, then flags in args: each wins
+// over the ones before it. getenv is os.Getenv outside tests. A help flag
+// in args returns flag.ErrHelp and prints nothing: callers print help
+// with ParseHelp and Settings first.
 func Load(name string, args []string, getenv func(string) string) (Config, error) {
+	var f *File
+	if path := configPath(args, getenv); path != "" {
+		var err error
+		if f, err = ReadFile(path); err != nil {
+			return Default(), err
+		}
+	}
+	c, b, fs := bindAll(name, getenv, f)
+	if err := errors.Join(b.Err(), f.unknown(b.Settings())); err != nil {
+		return *c, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return *c, flagError(err, b.Settings())
+	}
+	if fs.NArg() > 0 {
+		return *c, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if c.MDNBaseURL == "off" {
+		c.MDNBaseURL = ""
+	}
+	return *c, c.Validate()
+}
+
+// bindAll binds every setting of the mirror, grouped by topic, to a new
+// Config of defaults, with the values of f and the environment applied.
+func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder, *flag.FlagSet) {
 	c := Default()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	// Help and errors are printed by the caller (ParseHelp, flagError):
+	// the flag package's would list every setting, 250 lines.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	b := NewBinder(fs, getenv, EnvPrefix)
+	b.file = f
 
+	b.Group("Server and limits")
+	b.Str(&c.ConfigFile, "config", "YAML file of settings, keys named as these flags (docs/pkgscope.example.yaml); the environment and flags override it")
 	b.Str(&c.Addr, "addr", "listen address of the HTTP API")
 	b.Str(&c.PublicURL, "public-url", "the mirror's address as users reach it, for links to its web page in answers (default: the addr when it is loopback)")
+	b.Group("Store")
 	b.Str(&c.DataDir, "data-dir", "directory of the embedded store and local caches")
 	b.Secret(&c.DatabaseURL, "database-url", "Postgres URL (also DATABASE_URL); empty means the embedded store")
-	if c.DatabaseURL == "" {
-		c.DatabaseURL = getenv("DATABASE_URL")
+	if v := getenv("DATABASE_URL"); v != "" && getenv(EnvPrefix+"DATABASE_URL") == "" {
+		c.DatabaseURL = v // the environment wins over the config file
 	}
 	b.Int(&c.PGLockConns, "pg-lock-conns", "most Postgres connections the cross-replica fill lock holds (one per cold fill in flight; past it a fill takes the Redis lock alone, or none)")
 	b.Dur(&c.PGLockTimeout, "pg-lock-timeout", "time for one statement of the Postgres fill lock (a try or a release)")
 	b.Dur(&c.MigrationLockTimeout, "migration-lock-timeout", "how long a start waits for another process's migration of the Postgres store (at least 1s)")
+	b.Group("Registry: npm's configuration, cold fills")
 	b.Str(&c.ProjectDir, "project-dir", "where the project .npmrc is read from (default: the working directory)")
 
+	b.Group("Server and limits")
 	b.Bytes(&c.MaxBodyBytes, "max-body-bytes", "largest request body")
+	b.Group("Warm requests, projects and lockfiles")
 	b.Bytes(&c.MaxWarmBodyBytes, "max-warm-body-bytes", "largest POST /v1/warm body (a lockfile)")
 	b.Int(&c.MaxProjectPackages, "max-project-packages", "most package folders a registered project may install")
 	b.Bytes(&c.MaxProjectLockfileBytes, "max-project-lockfile-bytes", "largest lockfile POST /v1/projects accepts")
@@ -432,14 +475,19 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.LockfileMaxNodes, "lockfile-max-nodes", "most syntax nodes of a YAML or JSONC lockfile (pnpm, yarn, bun) POST /v1/warm parses")
 	b.Int(&c.MaxLockfileParses, "max-lockfile-parses", "POST /v1/warm and /v1/projects lockfiles parsed at once, once their bodies arrived; more wait")
 	b.Int(&c.MaxRequestItems, "max-request-items", "most packages in one POST /v1/warm request (400 past it)")
+	b.Group("Registry: npm's configuration, cold fills")
 	b.Bytes(&c.MaxFillBytes, "max-fill-bytes", "memory of the versions filled and indexed at once, callers' misses and warm jobs together (declared unpacked bytes, then actual); a version larger than it runs alone")
+	b.Group("Warm requests, projects and lockfiles")
 	b.Int(&c.MaxWarmQueue, "max-warm-queue", "warm jobs waiting or running at most; a warm request or project that would pass it is refused (503)")
 	b.Bytes(&c.MaxLockfileBytesInFlight, "max-lockfile-bytes-in-flight", "memory of POST /v1/warm and /v1/projects bodies being received at once (at least max-warm-body-bytes); more wait")
 	b.Bytes(&c.MaxLockfileBytesPerCaller, "max-lockfile-bytes-per-caller", "one caller's share of max-lockfile-bytes-in-flight (a token, or a client address without tokens; at least max-warm-body-bytes): its uploads past it wait for its own")
 	b.Bytes(&c.MinUploadBytesPerSecond, "min-upload-bytes-per-second", "slowest pace a POST /v1/warm or /v1/projects body may arrive at after its first 2 s; slower is cut with 408 (0: no minimum)")
+	b.Group("Auth: tokens, allowed hosts and origins, side listeners")
 	b.List(&c.AllowedHosts, "allowed-hosts", "comma-separated host names a mirror without tokens answers besides localhost (\"*\": any)")
 	b.List(&c.AllowedOrigins, "allowed-origins", "comma-separated browser origins (e.g. http://localhost:3000) whose pages a mirror without tokens answers besides its own (\"*\": any)")
+	b.Group("Warm requests, projects and lockfiles")
 	b.Boolean(&c.WarmInProcess, "warm-in-process", "run warm jobs in this process (always so with the embedded store)")
+	b.Group("Server and limits")
 	b.Dur(&c.ReadHeaderTimeout, "read-header-timeout", "time to read request headers")
 	b.Dur(&c.ReadTimeout, "read-timeout", "time to read a whole request")
 	b.Int(&c.MaxConnections, "max-connections", "connections the API listener keeps open at once; more wait to be accepted")
@@ -449,14 +497,17 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", "memory of file bodies streamed at once (read, raw GETs); more wait")
 	b.Dur(&c.IdleTimeout, "idle-timeout", "keep-alive idle time")
 	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "grace period for in-flight requests on shutdown")
+	b.Group("Registry: npm's configuration, cold fills")
 	b.Dur(&c.FailedRetryAfter, "failed-retry-after", "how long a version whose tarball failed its checks is answered from memory before trying again")
 	b.Dur(&c.FillTimeout, "fill-timeout", "time for one miss: fetch, verify, ingest, commit")
 	b.Int(&c.MaxFills, "max-fills", "distinct versions this process fetches and ingests at once for its callers; more wait")
 	b.Int(&c.MaxFillWaiters, "max-fill-waiters", "cold fills that may wait for one of max-fills; a miss past them is refused at once (503 with Retry-After)")
+	b.Group("Store")
 	b.Dur(&c.BlobGCInterval, "blob-gc-interval", "how often the blob collector runs a pass, across replicas (0: never)")
 	b.Dur(&c.BlobGCGrace, "blob-gc-grace", "how long a file body or index chunk nothing names is kept after it was last written (must exceed twice fill-timeout)")
 	b.Int(&c.BlobGCBatch, "blob-gc-batch", "most blobs one blob collector pass examines")
 
+	b.Group("Registry: npm's configuration, cold fills")
 	b.Dur(&c.PackumentTTL, "packument-ttl", "how long dist-tags and version lists are cached")
 	b.Bytes(&c.PackumentTimesMaxBytes, "packument-times-max-bytes", "most bytes of a full packument the package page reads for publish dates; past it dates are omitted")
 	b.Dur(&c.PackumentTimesTimeout, "packument-times-timeout", "longest the package page waits for publish dates before showing the page without them")
@@ -468,12 +519,14 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Bytes(&c.MaxTarballBytes, "max-tarball-bytes", "largest compressed tarball")
 	b.List(&c.AllowedTarballHosts, "allowed-tarball-hosts", "comma-separated hosts besides the registry's that dist.tarball may name")
 
+	b.Group("Ingest limits")
 	b.Bytes(&c.MaxUnpackedBytes, "max-unpacked-bytes", "largest unpacked package")
 	b.Int(&c.MaxFiles, "max-files", "most regular files in a package")
 	b.Int(&c.MaxEntries, "max-entries", "most tar entries in a package")
 	b.Bytes(&c.MaxFileBytes, "max-file-bytes", "largest single file")
 	b.Int(&c.CompressWorkers, "compress-workers", "file bodies the store compresses at once while ingesting (default: one per core)")
 
+	b.Group("Answers: read, diff, glob and budgets")
 	b.Int(&c.DefaultReadLimit, "default-read-limit", "lines a read returns when no limit is asked")
 	b.Int(&c.MaxReadLimit, "max-read-limit", "most lines one read may ask for")
 	b.Int(&c.MaxLineWidth, "max-line-width", "bytes of a line a read shows before cutting it")
@@ -495,6 +548,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.MaxGlobExpandedBytes, "max-glob-expanded-bytes", "most bytes of one request's globs once their brace groups next to stars or slashes are written out")
 	b.Int(&c.MaxGlobWildcards, "max-glob-wildcards", "most wildcards (*, **, ?, [...]) in one request's globs, braces written out")
 
+	b.Group("Grep and search indexes")
 	b.Str(&c.IndexDir, "index-dir", "local cache of search indexes (default: data-dir/indexes)")
 	b.Int(&c.MaxIndexBuilds, "max-index-builds", "search index builds run at once (each holds a version's text in memory)")
 	b.Int(&c.MaxOpenIndexes, "max-open-indexes", "search indexes kept mapped at once")
@@ -514,8 +568,10 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.GrepLineMatchesCounted, "grep-line-matches-counted", "most matches of one long line counted after its last window")
 	b.Dur(&c.GrepTimeout, "grep-timeout", "time one grep may take before answering with what it found")
 
+	b.Group("Answers: read, diff, glob and budgets")
 	b.Boolean(&c.MCPStructured, "mcp-structured", "/mcp answers carry structuredContent and tools/list the output schema, for clients that read JSON (per connection: /mcp?structured=1)")
 
+	b.Group("jsDelivr fallback")
 	b.Boolean(&c.JSDelivrFallback, "jsdelivr-fallback", "answer from jsDelivr when the registry cannot serve a version (sends package names to jsDelivr)")
 	b.Str(&c.JSDelivrDataURL, "jsdelivr-data-url", "base URL of jsDelivr's Data API (empty: no fallback)")
 	b.Str(&c.JSDelivrCDNURL, "jsdelivr-cdn-url", "base URL of jsDelivr's CDN (empty: no fallback)")
@@ -527,9 +583,10 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Dur(&c.JSDelivrGrepTimeout, "jsdelivr-grep-timeout", "time one grep may spend fetching from jsDelivr's CDN")
 	b.Dur(&c.ColdBudget, "cold-budget", "how long a request waits for a cold fill before jsDelivr answers it (0: wait; needs jsdelivr-fallback)")
 
+	b.Group("Redis, cache and rate limits")
 	b.Secret(&c.RedisURL, "redis-url", "Redis URL (also REDIS_URL) for the shared cache, fill lock and rate limits; empty runs without Redis")
-	if c.RedisURL == "" {
-		c.RedisURL = getenv("REDIS_URL")
+	if v := getenv("REDIS_URL"); v != "" && getenv(EnvPrefix+"REDIS_URL") == "" {
+		c.RedisURL = v
 	}
 	b.Str(&c.RedisPrefix, "redis-prefix", "prefix of every Redis key")
 	b.Dur(&c.RedisDialTimeout, "redis-dial-timeout", "time to connect to Redis")
@@ -545,15 +602,18 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.RateLimitBurst, "rate-limit-burst", "requests a caller may send at once (0: the per-minute figure)")
 	b.Int(&c.RateLimitWarmItems, "rate-limit-warm-items", "packages of a warm request or project registration that count as one request against the rate limit (a request may carry at most rate-limit-burst times this)")
 
+	b.Group("Auth: tokens, allowed hosts and origins, side listeners")
 	b.Str(&c.TokensFile, "tokens-file", "file of bearer tokens required on every route but health checks, one per line: TOKEN, TOKEN:@scope,... or sha256:HEX (more in $PKGSCOPE_TOKENS, comma-separated)")
 	c.Tokens = Secret(getenv(EnvPrefix + "TOKENS"))
 	b.Dur(&c.SessionIdleTimeout, "session-idle-timeout", "a web page login not used for this long ends (the cookie holds a session id, never the token)")
 	b.Dur(&c.SessionLifetime, "session-lifetime", "a web page login ends this long after it began, used or not")
 	b.Str(&c.MetricsAddr, "metrics-addr", "serve /metrics on this address, without tokens, instead of on addr")
 	b.Str(&c.PprofAddr, "pprof-addr", "serve net/http/pprof on this address (empty: off)")
+	b.Group("Server and limits")
 	b.Dur(&c.LogFlushInterval, "log-flush-interval", "longest a log line waits before it is written (warnings and errors are written at once; 0: every line at once)")
 	b.Bytes(&c.LogBufferBytes, "log-buffer-bytes", "most log lines held before they are written (log-flush-interval)")
 
+	b.Group("Web-docs: explore_web_docs and MDN")
 	b.Str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "version of @mdn/browser-compat-data explore_web_docs reads")
 	b.Str(&c.WebDocsInventoryVersion, "webdocs-inventory-version", "version of @ddbeck/mdn-content-inventory explore_web_docs reads")
 	b.Str(&c.WebDocsIDLVersion, "webdocs-idl-version", "version of @webref/idl explore_web_docs reads")
@@ -564,20 +624,7 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 	b.Int(&c.WebDocsMaxQueryBytes, "webdocs-max-query-bytes", "longest web-docs query, path or key")
 	b.Int(&c.WebDocsMaxResults, "webdocs-max-results", "most documents one web-docs search returns")
 	b.Int(&c.WebDocsMaxDocBytes, "webdocs-max-doc-bytes", "bytes of a web doc's content shown before it is cut")
-
-	if err := b.Err(); err != nil {
-		return c, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	if c.MDNBaseURL == "off" {
-		c.MDNBaseURL = ""
-	}
-	return c, c.Validate()
+	return &c, b, fs
 }
 
 // Validate checks the settings together, naming the one to fix.
@@ -804,14 +851,19 @@ func (c Config) LockTTL() time.Duration {
 // (--max-files is PKGSCOPE_MAX_FILES).
 const EnvPrefix = "PKGSCOPE_"
 
-// Binder registers flags whose defaults come from environment variables
-// named after them, collecting parse errors that name the variable: the
-// mirror's settings here and the indexer's own (cmd/indexer) use it alike.
+// Binder registers flags whose defaults come from a config file and
+// environment variables named after them, collecting parse errors that
+// name the file's key or the variable: the mirror's settings here and the
+// indexer's own (cmd/indexer) use it alike. It records each setting with
+// its group (Group) for the help and docs/OPERATIONS.md (Settings).
 type Binder struct {
-	fs     *flag.FlagSet
-	getenv func(string) string
-	prefix string
-	errs   []error
+	fs       *flag.FlagSet
+	getenv   func(string) string
+	prefix   string
+	errs     []error
+	file     *File
+	group    string
+	settings []Setting
 }
 
 // NewBinder binds flags on fs to environment variables read with getenv:
@@ -825,13 +877,22 @@ func (b *Binder) EnvName(flagName string) string {
 	return b.prefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// Err is every environment value that failed to parse, joined.
+// Err is every file and environment value that failed to parse, joined.
 func (b *Binder) Err() error { return errors.Join(b.errs...) }
 
-// env applies flagName's environment variable, if set, with parse and
-// returns the variable's name for the usage text.
-func (b *Binder) env(flagName string, parse func(string) error) string {
+// bind records flagName's setting and applies its config file value,
+// then its environment variable, if set, with parse; it returns the
+// variable's name for the usage text.
+func (b *Binder) bind(flagName, usage string, k Kind, def string, parse func(string) error) string {
 	name := b.EnvName(flagName)
+	b.settings = append(b.settings, Setting{Name: flagName, Env: name, Group: b.group, Usage: usage, Kind: k, Default: def})
+	if v, ok, err := b.file.value(flagName, k); err != nil {
+		b.errs = append(b.errs, err)
+	} else if ok {
+		if err := parse(v); err != nil {
+			b.errs = append(b.errs, b.file.typeError(flagName, k, v))
+		}
+	}
 	if v := b.getenv(name); v != "" {
 		if err := parse(v); err != nil {
 			b.errs = append(b.errs, fmt.Errorf("environment variable %s=%q: %v", name, v, err))
@@ -842,19 +903,20 @@ func (b *Binder) env(flagName string, parse func(string) error) string {
 
 // Str binds a string flag.
 func (b *Binder) Str(p *string, flagName, usage string) {
-	envName := b.env(flagName, func(v string) error { *p = v; return nil })
+	envName := b.bind(flagName, usage, KindString, *p, func(v string) error { *p = v; return nil })
 	b.fs.StringVar(p, flagName, *p, usage+" ($"+envName+")")
 }
 
 // Secret is Str for a value that may hold a password (a database URL):
-// the environment's value is applied but never shown as the flag's
-// default, which --help and every flag error print.
+// the file's or environment's value is applied but never shown as the
+// flag's default, which --help and every flag error print.
 func (b *Binder) Secret(p *string, flagName, usage string) {
-	envName := b.env(flagName, func(v string) error { *p = v; return nil })
+	envName := b.bind(flagName, usage, KindSecret, "", func(v string) error { *p = v; return nil })
 	b.fs.Func(flagName, usage+" ($"+envName+"; its value is not shown)", func(v string) error { *p = v; return nil })
 }
 
-// List binds a comma-separated list flag.
+// List binds a comma-separated list flag (a list or a comma-separated
+// string in the config file).
 func (b *Binder) List(p *[]string, flagName, usage string) {
 	set := func(v string) error {
 		*p = nil
@@ -865,13 +927,13 @@ func (b *Binder) List(p *[]string, flagName, usage string) {
 		}
 		return nil
 	}
-	envName := b.env(flagName, set)
+	envName := b.bind(flagName, usage, KindList, strings.Join(*p, ","), set)
 	b.fs.Func(flagName, usage+" ($"+envName+")", set)
 }
 
 // Int binds an integer flag.
 func (b *Binder) Int(p *int, flagName, usage string) {
-	envName := b.env(flagName, func(v string) error {
+	envName := b.bind(flagName, usage, KindInt, strconv.Itoa(*p), func(v string) error {
 		n, err := strconv.Atoi(v)
 		*p = n
 		return err
@@ -881,7 +943,7 @@ func (b *Binder) Int(p *int, flagName, usage string) {
 
 // Bytes binds a byte-count flag.
 func (b *Binder) Bytes(p *int64, flagName, usage string) {
-	envName := b.env(flagName, func(v string) error {
+	envName := b.bind(flagName, usage, KindBytes, strconv.FormatInt(*p, 10), func(v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		*p = n
 		return err
@@ -891,7 +953,7 @@ func (b *Binder) Bytes(p *int64, flagName, usage string) {
 
 // Dur binds a duration flag (Go syntax: 30s, 5m).
 func (b *Binder) Dur(p *time.Duration, flagName, usage string) {
-	envName := b.env(flagName, func(v string) error {
+	envName := b.bind(flagName, usage, KindDuration, p.String(), func(v string) error {
 		d, err := time.ParseDuration(v)
 		*p = d
 		return err
@@ -901,7 +963,7 @@ func (b *Binder) Dur(p *time.Duration, flagName, usage string) {
 
 // Boolean binds a boolean flag.
 func (b *Binder) Boolean(p *bool, flagName, usage string) {
-	envName := b.env(flagName, func(v string) error {
+	envName := b.bind(flagName, usage, KindBool, strconv.FormatBool(*p), func(v string) error {
 		x, err := strconv.ParseBool(v)
 		*p = x
 		return err
