@@ -1,4 +1,4 @@
-// Command indexer prewarms pkgscope's store so that agents almost never
+// Command indexer (pkgscope-indexer in releases) prewarms pkgscope's store so that agents almost never
 // wait for a miss. It warms through the mirror's own miss path, with the
 // mirror's settings (every mirror flag and environment variable applies),
 // as durable River jobs in the store's database.
@@ -50,65 +50,42 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, log, os.Stdout, os.Stderr))
 }
 
-const usage = `usage: indexer COMMAND [flags] [args]
-
-commands:
-  warm SPEC...              warm packages (name, name@version, name@range, name@tag)
-  warm --lockfile PATH      warm a lockfile's dependencies (or a package.json's, or a project directory's)
-  popular [--top N]         warm the N most-used packages of the shipped list
-  popular refresh           rewrite the list from the registry's search endpoint
-  worker                    work warm jobs until interrupted
-  reindex                   build search indexes missing in the current format, re-ingest
-                            versions stored under an older ingest format
-  status ID                 print the progress of a warm request
-  gc                        delete the file bodies and index chunks nothing names, older than
-                            --blob-gc-grace, from the whole store now
-
-Run "indexer COMMAND -h" for the flags.
-`
-
 // run is the whole command: it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, log *slog.Logger, stdout, stderr *os.File) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, usage)
+	if len(args) == 0 {
+		writeUsage(stderr)
 		return exitUsage
 	}
-	command, rest := args[0], args[1:]
-	if command == "popular" && len(rest) > 0 && rest[0] == "refresh" {
-		command, rest = "popular refresh", rest[1:]
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		writeUsage(stdout)
+		return exitOK
 	}
-	s, err := parseSettings(command, rest, getenv, stderr)
+	name, rest := args[0], args[1:]
+	if name == "popular" && len(rest) > 0 && rest[0] == "refresh" {
+		name, rest = "popular refresh", rest[1:]
+	}
+	cmd, ok := commandNamed(name)
+	if !ok {
+		fmt.Fprintf(stderr, "%s: %v\n\n", indexerName, unknownCommand(name))
+		writeUsage(stderr)
+		return exitUsage
+	}
+	s, err := parseSettings(cmd, rest, getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if errors.Is(err, errBadTopic) {
+		fmt.Fprintf(stderr, "%s %s: %v\n", indexerName, name, err)
 		return exitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "indexer %s: configuration: %v\n", command, err)
-		return exitUsage
-	}
-	var cmd func(context.Context, settings, func(string) string, *slog.Logger) (int, error)
-	switch command {
-	case "warm":
-		cmd = cmdWarm
-	case "popular":
-		cmd = cmdPopular
-	case "popular refresh":
-		cmd = cmdRefresh
-	case "worker":
-		cmd = cmdWorker
-	case "reindex":
-		cmd = cmdReindex
-	case "status":
-		cmd = cmdStatus
-	case "gc":
-		cmd = cmdGC
-	default:
-		fmt.Fprintf(stderr, "indexer: unknown command %q\n\n%s", command, usage)
+		fmt.Fprintf(stderr, "%s %s: configuration: %v\nRun %s %s -h for usage.\n", indexerName, name, err, indexerName, name)
 		return exitUsage
 	}
 	s.stdout, s.stderr = stdout, stderr
-	code, err := cmd(ctx, s, getenv, log)
+	code, err := cmd.run(ctx, s, getenv, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "indexer %s: %v\n", command, err)
+		fmt.Fprintf(stderr, "%s %s: %v\n", indexerName, name, err)
 		if code == exitOK {
 			code = exitFailed
 		}

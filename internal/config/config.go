@@ -420,7 +420,8 @@ func Load(name string, args []string, getenv func(string) string) (Config, error
 		}
 	}
 	c, b, fs := bindAll(name, getenv, f)
-	if err := errors.Join(b.Err(), f.unknown(b.Settings())); err != nil {
+	_, secErr := f.Section(IndexerSection) // pkgscope-indexer's; checked here too, so both refuse a bad one
+	if err := errors.Join(b.Err(), f.unknown(b.Settings()), secErr); err != nil {
 		return *c, err
 	}
 	if err := fs.Parse(args); err != nil {

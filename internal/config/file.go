@@ -22,6 +22,7 @@ const MaxFileBytes = 1 << 20
 // setting as it was.
 type File struct {
 	path   string
+	prefix string // "indexer." in a section, for its keys in errors
 	values map[string]*yaml.Node
 	keys   []*yaml.Node // in file order, for the unknown-key error
 }
@@ -45,18 +46,23 @@ func ReadFile(path string) (*File, error) {
 
 // ParseFile parses a config file's content; path names it in errors.
 func ParseFile(path string, data []byte) (*File, error) {
-	f := &File{path: path, values: map[string]*yaml.Node{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("config file %s: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
-		return f, nil // empty, or only comments
+		return &File{path: path}, nil // empty, or only comments
 	}
 	m := doc.Content[0]
 	if m.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("config file %s: line %d: want a mapping of settings (addr: 127.0.0.1:7878), got %s", path, m.Line, nodeKind(m))
 	}
+	return fromMapping(path, m)
+}
+
+// fromMapping is the File of mapping m's keys and values.
+func fromMapping(path string, m *yaml.Node) (*File, error) {
+	f := &File{path: path, values: map[string]*yaml.Node{}}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -73,6 +79,50 @@ func ParseFile(path string, data []byte) (*File, error) {
 	}
 	return f, nil
 }
+
+// IndexerSection is the key of the config file's mapping of the
+// indexer's own settings (workers, job-timeout, ...): the mirror's
+// settings sit at the top, and pkgscope-indexer reads both.
+const IndexerSection = "indexer"
+
+// Section is the mapping under key as a File of its own (nil when the
+// file has none), for settings bound by another Binder.
+func (f *File) Section(key string) (*File, error) {
+	if f == nil {
+		return nil, nil
+	}
+	n, ok := f.values[key]
+	if !ok || n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("config file %s: line %d: %s: want a mapping of its settings, got %s", f.path, n.Line, key, nodeKind(n))
+	}
+	sec, err := fromMapping(f.path, n)
+	if err != nil {
+		return nil, err
+	}
+	sec.prefix = key + "."
+	return sec, nil
+}
+
+// Open reads the config file args or the environment name (--config
+// FILE, else $PKGSCOPE_CONFIG); nil when neither names one.
+func Open(args []string, getenv func(string) string) (*File, error) {
+	path := configPath(args, getenv)
+	if path == "" {
+		return nil, nil
+	}
+	return ReadFile(path)
+}
+
+// UseFile makes b apply f's values, before the environment's, to the
+// flags bound after it.
+func (b *Binder) UseFile(f *File) { b.file = f }
+
+// Unknown is an error naming each key of f that is none of known, with
+// the closest one's name.
+func (f *File) Unknown(known []Setting) error { return f.unknown(known) }
 
 // value is key's value as a flag would take it, and whether the file
 // sets it. A list may be a YAML sequence or a comma-separated string.
@@ -91,13 +141,13 @@ func (f *File) value(key string, k Kind) (string, bool, error) {
 		var items []string
 		for _, it := range n.Content {
 			if it.Kind != yaml.ScalarNode || strings.Contains(it.Value, ",") {
-				return "", false, fmt.Errorf("config file %s: line %d: %s: want a list of %s", f.path, it.Line, key, "single values without commas")
+				return "", false, fmt.Errorf("config file %s: line %d: %s: want a list of %s", f.path, it.Line, f.prefix+key, "single values without commas")
 			}
 			items = append(items, it.Value)
 		}
 		return strings.Join(items, ","), true, nil
 	}
-	return "", false, fmt.Errorf("config file %s: line %d: %s: want %s, got %s", f.path, n.Line, key, kindForm[k], nodeKind(n))
+	return "", false, fmt.Errorf("config file %s: line %d: %s: want %s, got %s", f.path, n.Line, f.prefix+key, kindForm[k], nodeKind(n))
 }
 
 // typeError names key and the form its value must take.
@@ -109,7 +159,7 @@ func (f *File) typeError(key string, k Kind, v string) error {
 	if k == KindSecret {
 		v = "[redacted]"
 	}
-	return fmt.Errorf("config file %s: line %d: %s: want %s, got %q", f.path, line, key, kindForm[k], v)
+	return fmt.Errorf("config file %s: line %d: %s: want %s, got %q", f.path, line, f.prefix+key, kindForm[k], v)
 }
 
 // kindForm says how a value of each kind is written.
@@ -149,10 +199,10 @@ func (f *File) unknown(known []Setting) error {
 	}
 	var errs []error
 	for _, k := range f.keys {
-		if is[k.Value] {
+		if is[k.Value] || (f.prefix == "" && k.Value == IndexerSection) {
 			continue
 		}
-		msg := fmt.Sprintf("config file %s: line %d: unknown setting %q", f.path, k.Line, k.Value)
+		msg := fmt.Sprintf("config file %s: line %d: unknown setting %q", f.path, k.Line, f.prefix+k.Value)
 		if near := closest.Strings(k.Value, names, 1); len(near) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", near[0])
 		} else {

@@ -102,6 +102,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"set twice", "addr: a\naddr: b\n", []string{"line 2", "addr is set twice"}},
 		{"names itself", "config: other.yaml\n", []string{"--config or $PKGSCOPE_CONFIG"}},
 		{"not YAML", "addr: [\n", []string{"pkgscope.yaml"}},
+		{"indexer section not a mapping", "indexer: 5\n", []string{"line 1", "indexer: want a mapping"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

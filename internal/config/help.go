@@ -145,7 +145,7 @@ func WriteEntry(w io.Writer, s Setting, text string) {
 func WriteColumns(w io.Writer, head, text string) {
 	const col, width = 26, 80
 	head = "  " + head
-	lines := wrap(text, width-col)
+	lines := Wrap(text, width-col)
 	if len(head) < col-1 {
 		fmt.Fprintf(w, "%-*s%s\n", col, head, lines[0])
 		lines = lines[1:]
@@ -189,13 +189,17 @@ func FlagSettings(fs *flag.FlagSet, group string, names ...string) []Setting {
 
 // WriteMarkdown writes settings as a table per group, for
 // docs/OPERATIONS.md. cmd is the command whose --help TOPIC shows the
-// same group.
+// same group ("" names none).
 func WriteMarkdown(w io.Writer, cmd string, settings []Setting) {
 	for i, in := range byGroup(settings) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "### %s\n\n`%s --help %s`\n\n| setting | default | what it sets |\n|---|---|---|\n", in[0].Group, cmd, Topic(in[0].Group))
+		fmt.Fprintf(w, "### %s\n\n", in[0].Group)
+		if cmd != "" {
+			fmt.Fprintf(w, "`%s --help %s`\n\n", cmd, Topic(in[0].Group))
+		}
+		fmt.Fprint(w, "| setting | default | what it sets |\n|---|---|---|\n")
 		for _, s := range in {
 			d := shownDefault(s)
 			if v, hint, ok := strings.Cut(d, " = "); ok {
@@ -298,9 +302,9 @@ func sizeHint(n int64) string {
 	return ""
 }
 
-// wrap cuts text into lines of at most width bytes at spaces (a longer
+// Wrap cuts text into lines of at most width bytes at spaces (a longer
 // word gets a line of its own).
-func wrap(text string, width int) []string {
+func Wrap(text string, width int) []string {
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(text) {
