@@ -30,7 +30,7 @@ func (a *App) startupAttrs(cfg config.Config, listen string) []any {
 	}
 	attrs := []any{
 		"version", buildVersion(),
-		"listen", listen,
+		"addr", "http://" + listen,
 		"web", base + "/",
 		"mcp", base + "/mcp",
 		"store", storeDesc(cfg),

@@ -95,7 +95,7 @@ func TestStartupLine(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"version=", "listen=127.0.0.1:",
+		"version=", "addr=http://127.0.0.1:",
 		"web=https://pkgscope.example.internal/ ", "mcp=https://pkgscope.example.internal/mcp ",
 		"store=\"postgres 127.0.0.1:5432/" + strings.TrimPrefix(db.Path, "/") + "\"",
 		"registry=" + ru.Host + " ", "redis=" + rd.Host + " ", `tokens="required (2)"`,

@@ -70,7 +70,7 @@ type proc struct {
 	url    string     // the mirror's address, once it listens
 }
 
-var listening = regexp.MustCompile(`msg="mirror listening" addr=(http://\S+)`)
+var listening = regexp.MustCompile(`msg="pkgscope listening" .*\baddr=(http://\S+)`)
 
 // startMirror runs the mirror binary with env (no other environment) and
 // waits for the line announcing its address. It is stopped with SIGTERM

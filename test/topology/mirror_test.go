@@ -149,7 +149,7 @@ type syncBuffer struct {
 func (s *syncBuffer) add(line string) { s.mu.Lock(); s.b.WriteString(line + "\n"); s.mu.Unlock() }
 func (s *syncBuffer) String() string  { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-var listening = regexp.MustCompile(`msg="mirror listening" addr=(http://\S+)`)
+var listening = regexp.MustCompile(`msg="pkgscope listening" .*\baddr=(http://\S+)`)
 
 // start runs n replicas. The first starts alone, so that it alone applies
 // the schema migrations; the others start together once it listens.
