@@ -203,7 +203,9 @@ func (f *File) unknown(known []Setting) error {
 			continue
 		}
 		msg := fmt.Sprintf("config file %s: line %d: unknown setting %q", f.path, k.Line, f.prefix+k.Value)
-		if near := closest.Strings(k.Value, names, 1); len(near) > 0 {
+		if hint, ok := keyHints[k.Value]; ok && f.prefix == "" {
+			msg += "; " + hint
+		} else if near := closest.Strings(k.Value, names, 1); len(near) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", near[0])
 		} else {
 			msg += " (pkgscope --help-all lists them)"
@@ -211,6 +213,12 @@ func (f *File) unknown(known []Setting) error {
 		errs = append(errs, errors.New(msg))
 	}
 	return errors.Join(errs...)
+}
+
+// keyHints answer keys people write that are no setting by design.
+var keyHints = map[string]string{
+	"tokens":   "name a file of them with tokens-file, or set $PKGSCOPE_TOKENS",
+	"registry": "the registry comes from npm's configuration (.npmrc, npm_config_registry); see project-dir",
 }
 
 // configPath is the config file args or the environment name: --config

@@ -92,6 +92,8 @@ func TestConfigFileErrors(t *testing.T) {
 	}{
 		{"unknown key", "addr: 127.0.0.1:1\nmax-file: 10\n", []string{"line 2", `unknown setting "max-file"`, `did you mean "max-files"?`}},
 		{"unknown key, nothing near", "frobnicate-everything: 1\n", []string{`unknown setting "frobnicate-everything"`, "--help-all"}},
+		{"tokens in the file", "tokens: abc\n", []string{`unknown setting "tokens"; name a file of them with tokens-file`}},
+		{"a registry", "registry: http://127.0.0.1:1/\n", []string{"npm's configuration"}},
 		{"int", "max-files: many\n", []string{"line 1", "max-files", "want a whole number", `"many"`}},
 		{"bytes", "max-file-bytes: 64MiB\n", []string{"max-file-bytes", "whole number of bytes"}},
 		{"duration without unit", "fill-timeout: 300\n", []string{"fill-timeout", "duration such as", `"300"`}},
