@@ -1,6 +1,9 @@
 // Package config is the mirror's one typed configuration: defaults in one
-// place, each setting overridable by a flag and an environment variable,
-// validated at load with messages that name the setting to fix.
+// place, each setting overridable by a YAML config file, an environment
+// variable and a flag (in that order), validated at load with messages
+// that name the setting to fix. Settings are bound in groups by topic
+// (Binder.Group), which the help (help.go) and docs/OPERATIONS.md's
+// generated reference list them by.
 package config
 
 import (
