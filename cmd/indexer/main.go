@@ -27,6 +27,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 // Exit codes.
@@ -61,6 +63,7 @@ commands:
   reindex                   build search indexes missing in the current format, re-ingest
                             versions stored under an older ingest format
   status ID                 print the progress of a warm request
+  version                   print the version, commit and Go version
   gc                        delete the file bodies and index chunks nothing names, older than
                             --blob-gc-grace, from the whole store now
 
@@ -69,6 +72,10 @@ Run "indexer COMMAND -h" for the flags.
 
 // run is the whole command: it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, log *slog.Logger, stdout, stderr *os.File) int {
+	if version.IsRequest(args) {
+		fmt.Fprint(stdout, version.Get().Lines(version.IndexerName))
+		return exitOK
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
