@@ -7,6 +7,6 @@
 //
 // It needs git (the build stamps the commit), GNU tar, node and npm, and
 // fails, never skips, without them. The first run compiles both binaries
-// with -trimpath (about a minute and a half on 2 cores); later runs reuse
+// with -trimpath (about 2.5 CPU-minutes); later runs reuse
 // Go's build cache.
 package release
