@@ -153,13 +153,16 @@ func TestComposeTopology(t *testing.T) {
 			t.Errorf("%s: the mirror's configuration refuses this environment: %v", name, err)
 		}
 	}
-	if got := c.Services["indexer"].Command; !slices.Equal(got, []string{"indexer", "worker"}) {
+	if got := c.Services["indexer"].Command; !slices.Equal(got, []string{"pkgscope-indexer", "worker"}) {
 		t.Errorf("indexer command %v", got)
+	}
+	if hc := c.Services["indexer"].Healthcheck; hc == nil || !hc.Disable {
+		t.Errorf("indexer healthcheck %+v: the image's HTTP probe must be disabled for the worker, which serves no HTTP", hc)
 	}
 	for _, name := range []string{"mirror-1", "mirror-2"} {
 		s := c.Services[name]
 		env := s.Environment
-		if !slices.Equal(s.Command, []string{"mirror"}) {
+		if !slices.Equal(s.Command, []string{"pkgscope"}) {
 			t.Errorf("%s: command %v", name, s.Command)
 		}
 		if len(s.Ports) != 0 {
@@ -302,10 +305,29 @@ func TestDockerfile(t *testing.T) {
 		t.Fatalf("stages %v, want a golang:1.26 builder and a final stage", stages)
 	}
 	final := text[strings.LastIndex(text, "\nFROM "):]
-	for _, want := range []string{"CGO_ENABLED=0", "./cmd/mirror", "./cmd/indexer"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "./cmd/mirror", "./cmd/indexer",
+		// The binaries report the build's version (internal/version), as
+		// scripts/release.sh stamps them.
+		"-X $pkg.Version=$VERSION -X $pkg.Commit=$COMMIT -X $pkg.Date=$DATE", "pkg=github.com/pkgscope/pkgscope/internal/version",
+		"-o /out/pkgscope ./cmd/mirror", "-o /out/pkgscope-indexer ./cmd/indexer"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the build lacks %s", want)
 		}
+	}
+	// An ARG is empty in a stage that does not declare it again.
+	if strings.Count(text, "ARG VERSION") != 2 {
+		t.Error("both stages must declare ARG VERSION (the build stamps it, the final stage labels it)")
+	}
+	for _, label := range []string{"org.opencontainers.image.version=\"$VERSION\"", "org.opencontainers.image.revision=\"$COMMIT\"", "org.opencontainers.image.licenses=\"MIT\""} {
+		if !strings.Contains(final, label) {
+			t.Errorf("the final stage lacks the label %s", label)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^HEALTHCHECK .*\n\s+CMD wget -q -O /dev/null http://127\.0\.0\.1:7878/healthz`).MatchString(final) {
+		t.Error("the final stage needs a HEALTHCHECK probing /healthz on :7878")
+	}
+	if !regexp.MustCompile(`(?m)^CMD \["pkgscope"\]$`).MatchString(final) {
+		t.Error(`the image's default command must be ["pkgscope"]`)
 	}
 	user := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindStringSubmatch(final)
 	if user == nil || strings.HasPrefix(user[1], "0") || strings.HasPrefix(user[1], "root") {

@@ -73,6 +73,27 @@ go vet ./...
 # fault timeouts, Postgres, npm, Chromium), so run other packages beside
 # them instead of leaving a core idle behind a wait or ending the run on
 # one of them alone.
+# go test's own lines pass through as they come (failures in full); its
+# package lines are counted for the one summary line at the end, which CI
+# reads: "N passed, N failed ...".
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
 go test -count=1 -timeout 12m -vet=off -p "$((2 * $(getconf _NPROCESSORS_ONLN)))" "$@" \
   ./test/reliability/ ./internal/app/ ./internal/warm/ ./internal/diff/ ./internal/mcp/ ./test/topology/ ./internal/index/ \
-  ./...
+  ./... 2>&1 | tee "$log" || status=$?
+passed=$(grep -c '^ok  ' "$log" || true)
+# "FAIL<tab>package ..." per failed package (tests, build or setup), not
+# the bare "FAIL" go test ends with.
+failed_pkgs=$(grep -E '^FAIL[[:space:]]+[^[:space:]]' "$log" | awk '{print $2}' | sort -u || true)
+failed=$(printf '%s' "$failed_pkgs" | grep -c . || true)
+untested=$(grep -c '^?   ' "$log" || true)
+if [ "$failed" -gt 0 ]; then
+  echo "failed packages:" $failed_pkgs
+fi
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  failed=1 # go test failed before naming a package (bad flag, module error)
+fi
+elapsed=$SECONDS
+echo "$passed passed, $failed failed ($untested without tests) in $((elapsed / 60))m$((elapsed % 60))s"
+exit "$status"

@@ -12,11 +12,12 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 // indexerName is the binary's name in usage lines (releases name it so;
 // `go install ./cmd/indexer` names it indexer).
-const indexerName = "pkgscope-indexer"
+const indexerName = version.IndexerName
 
 // command is one indexer command: its usage, its help and its own flags,
 // which its help lists first.
@@ -101,6 +102,7 @@ Commands:
 	for _, c := range commands {
 		config.WriteColumns(w, strings.TrimSpace(c.name+" "+c.args), c.about)
 	}
+	config.WriteColumns(w, "version", "print the version, commit and Go version")
 	fmt.Fprintf(w, "\nRun %s COMMAND -h for a command's flags.\n", indexerName)
 }
 

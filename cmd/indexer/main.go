@@ -27,6 +27,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 // Exit codes.
@@ -52,6 +54,10 @@ func main() {
 
 // run is the whole command: it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, log *slog.Logger, stdout, stderr *os.File) int {
+	if version.IsRequest(args) {
+		fmt.Fprint(stdout, version.Get().Lines(version.IndexerName))
+		return exitOK
+	}
 	if len(args) == 0 {
 		writeUsage(stderr)
 		return exitUsage

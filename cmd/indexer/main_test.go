@@ -21,6 +21,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
+	"github.com/pkgscope/pkgscope/internal/version"
 	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
@@ -318,6 +319,25 @@ func TestGCCommand(t *testing.T) {
 	for _, h := range rec.Chunks {
 		if _, err := st.Blob(ctx, h); err != nil {
 			t.Errorf("index chunk %x after gc: %v", h[:4], err)
+		}
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"version", "--version"} {
+		out, err := os.CreateTemp(t.TempDir(), "stdout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := run(t.Context(), []string{arg}, func(string) string { return "" }, slog.New(slog.DiscardHandler), out, out)
+		out.Close()
+		b, err := os.ReadFile(out.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := version.Get().Lines(version.IndexerName); code != exitOK || string(b) != want {
+			t.Errorf("indexer %s: exit %d\n%s\nwant exit 0\n%s", arg, code, b, want)
 		}
 	}
 }

@@ -7,11 +7,12 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/closest"
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 // name is the product's and this binary's name in every usage line
 // (`go install ./cmd/mirror` names the binary mirror: the same program).
-const name = "pkgscope"
+const name = version.Name
 
 // commands are the subcommands, first in the help; serve is the default.
 var commands = []struct{ usage, what string }{

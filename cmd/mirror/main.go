@@ -27,9 +27,14 @@ import (
 	"github.com/pkgscope/pkgscope/internal/app"
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/logbuf"
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 func main() {
+	if version.IsRequest(os.Args[1:]) {
+		fmt.Print(version.Get().Lines(version.Name))
+		return
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	args := os.Args[1:]
 	if len(args) > 0 {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/project"
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 const mcpUsage = `Usage: pkgscope mcp [--project DIR] [--structured] [--remote URL [--token T]] [settings]
@@ -115,7 +115,7 @@ func runMCP(ctx context.Context, args []string, log *slog.Logger, getenv func(st
 	}
 
 	var ex mcp.Explorer
-	opt := mcp.Options{Limits: lim, Project: proj, Logger: log, Version: buildVersion(), Structured: *structured}
+	opt := mcp.Options{Limits: lim, Project: proj, Logger: log, Version: version.Get().Version, Structured: *structured}
 	if *remote != "" {
 		if len(rest) > 0 {
 			return fmt.Errorf("%w: --remote forwards every call to a shared pkgscope; store flags %q do not apply", errUsage, rest)
@@ -211,13 +211,6 @@ func splitArgs(args []string, fs *flag.FlagSet) (own, rest []string) {
 func isBool(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
-}
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // remoteProject returns the LocalProject of `mirror mcp --remote`: it

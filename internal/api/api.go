@@ -22,6 +22,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/version"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
 
@@ -134,14 +135,22 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	}))
 	e.Use(composed(append(mw, opt.Middleware...)...))
 
-	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	// healthz says which build answers (version, commit, Go) beside its
+	// status: an operator rolling out a release sees each replica's.
+	build := version.Get()
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, struct {
+			Status string `json:"status"`
+			version.Info
+		}{"ok", build})
+	})
 	e.GET("/readyz", s.readyz)
 	e.POST("/v1/explore", s.explore)
 	e.GET("/v1/npm/*", s.npm)
 	registerJSDelivr(e, svc, opt.StallTimeout) // /v1/packages/npm/*, /npm/*
 	registerWebDocs(e, opt.WebDocs)            // /v1/webdocs
 	e.Any("/mcp", echo.WrapHandler(mcp.HTTPHandler(s.ex, mcp.Options{
-		Logger: log, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs),
+		Logger: log, Version: build.Version, Limits: mcp.Limits{MaxHTTPBodyBytes: opt.MaxBodyBytes}, WebDocs: mcpWebDocs(opt.WebDocs),
 		Projects: opt.MCP.Projects, Structured: opt.MCP.Structured,
 	})))
 	return e

@@ -41,6 +41,7 @@ import (
 	"github.com/pkgscope/pkgscope/internal/session"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
+	"github.com/pkgscope/pkgscope/internal/version"
 	"github.com/pkgscope/pkgscope/internal/warm"
 	"github.com/pkgscope/pkgscope/internal/webdocs"
 )
@@ -305,6 +306,9 @@ func (a *App) Close() error {
 // within cfg.ShutdownTimeout: the requests in flight, then (Close) the
 // warm jobs and the fills still running share it.
 func Serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	// The first line of every log says which build wrote it.
+	build := version.Get()
+	log.Info(version.Name+" starting", "version", build.Version, "commit", build.Commit, "go", build.Go)
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = loopbackURL(cfg.Addr)
 	}

@@ -3,12 +3,12 @@ package app
 import (
 	"fmt"
 	"net/url"
-	"runtime/debug"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pkgscope/pkgscope/internal/config"
+	"github.com/pkgscope/pkgscope/internal/version"
 )
 
 // startupAttrs are the attributes of the line Serve logs once it listens:
@@ -29,7 +29,7 @@ func (a *App) startupAttrs(cfg config.Config, listen string) []any {
 		tokens = fmt.Sprintf("required (%d)", n)
 	}
 	attrs := []any{
-		"version", buildVersion(),
+		"version", version.Get().Short(),
 		"addr", "http://" + listen,
 		"web", base + "/",
 		"mcp", base + "/mcp",
@@ -79,23 +79,4 @@ func hostOf(raw string) string {
 		return "(unparsable)"
 	}
 	return u.Host
-}
-
-// buildVersion is this build's module version and VCS revision, from the
-// Go toolchain's build info.
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "dev"
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 7 {
-			v += " (" + s.Value[:7] + ")"
-		}
-	}
-	return v
 }

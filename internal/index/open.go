@@ -9,8 +9,6 @@ import (
 	"math"
 	"os"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrClosed is returned by Search on an Index after Close.
@@ -78,16 +76,16 @@ func OpenFile(f *os.File, opt OpenOptions) (*Index, error) {
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("index: %s: too large to map", path)
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	data, unmap, err := mapFile(f, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("index: mmap %s: %w", path, err)
 	}
 	ix, err := load(data, !opt.SkipChecksum, false)
 	if err != nil {
-		_ = unix.Munmap(data)
+		_ = unmap()
 		return nil, fmt.Errorf("index: %s: %w", path, err)
 	}
-	ix.unmap = func() error { return unix.Munmap(data) }
+	ix.unmap = unmap
 	return ix, nil
 }
 

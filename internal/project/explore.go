@@ -66,14 +66,28 @@ type FailedPackage struct {
 
 // coverage is which folders an answer could not cover: pending ones (not
 // warm yet: ask again) and failed ones (never: the reason says why).
+// noLockfile is a project registered from its package.json alone, whose
+// ranges install nothing: no folder to cover at all.
 type coverage struct {
-	pending []string
-	failed  []FailedPackage
+	pending    []string
+	failed     []FailedPackage
+	noLockfile bool
 }
+
+// noLockfileNote says what a project registered from a package.json
+// alone holds, and what to do: an answer over it searched nothing, and
+// must say so rather than report an empty, complete success.
+const noLockfileNote = "this project has a package.json but no lockfile (package-lock.json, npm-shrinkwrap.json, pnpm-lock.yaml, " +
+	"yarn.lock or bun.lock), so no dependency has an installed version and no file was searched: " +
+	"create a lockfile in the project folder with `npm install --package-lock-only` (it resolves versions without installing), " +
+	"or pass packageName (and version) to explore one package"
 
 // Fields fills an answer's coverage fields.
 func (c coverage) fill(a *explore.Answer, complete *bool, pending *[]string, pendingCount *int, failed *[]FailedPackage, failedCount *int) {
-	*complete = len(c.pending) == 0 && len(c.failed) == 0
+	*complete = len(c.pending) == 0 && len(c.failed) == 0 && !c.noLockfile
+	if c.noLockfile {
+		a.Note("%s", noLockfileNote)
+	}
 	*pending, *pendingCount = c.pending[:min(len(c.pending), maxNamed)], len(c.pending)
 	*failed, *failedCount = c.failed[:min(len(c.failed), maxNamed)], len(c.failed)
 	if len(c.pending) > maxNamed || len(c.failed) > maxNamed {
@@ -171,7 +185,7 @@ func (x *Explorer) open(ctx context.Context, p store.Project, wait bool) ([]open
 	if wait && x.svc.lim.Wait > 0 {
 		deadline = time.Now().Add(x.svc.lim.Wait)
 	}
-	var cov coverage
+	cov := coverage{noLockfile: noLockfile(p)}
 	var todo []store.ProjectPackage
 	for _, pp := range p.Packages {
 		if warmable(pp) {
@@ -230,6 +244,10 @@ func (x *Explorer) open(ctx context.Context, p store.Project, wait bool) ([]open
 		todo = pending
 	}
 }
+
+// noLockfile reports whether p was registered from a package.json alone
+// (lockfile.Find falls back to it; lockfile.Tree lays out nothing for it).
+func noLockfile(p store.Project) bool { return p.Format == "package.json" && len(p.Packages) == 0 }
 
 // skipReason says why a folder that is not a registry package has no files.
 func skipReason(pp store.ProjectPackage) string {
@@ -338,6 +356,9 @@ func (x *Explorer) read(ctx context.Context, p store.Project, r explore.Request)
 		return nil, &explore.InputError{Field: "path", Err: err}
 	}
 	pp, rest, ok := folderOf(p, path)
+	if !ok && noLockfile(p) {
+		return nil, &explore.NotFoundError{What: fmt.Sprintf("file %q in project %s", path, p.ID), Hint: noLockfileNote}
+	}
 	if !ok {
 		return nil, &explore.NotFoundError{What: fmt.Sprintf("package folder holding %q in project %s (paths start with node_modules/<name>/; list or glob the project to see them)", path, p.ID)}
 	}

@@ -2,7 +2,6 @@ package search
 
 import (
 	"os"
-	"syscall"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 )
@@ -36,16 +35,9 @@ type fileID struct {
 	mtime, ctime int64
 }
 
-// idOf returns fi's identity; ok is false where the platform gives no
-// inode (then nothing is trusted without its checksum).
-func idOf(fi os.FileInfo) (fileID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size,
-		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
-}
+// idOf (verified_linux.go, verified_darwin.go, verified_other.go) returns
+// fi's identity; ok is false where the platform gives no inode (then
+// nothing is trusted without its checksum).
 
 // openLocal opens the local index file at path, skipping its checksum when
 // the disk cache says this node checked this very file before, and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkgscope/pkgscope/internal/project"
 	"github.com/pkgscope/pkgscope/internal/store"
+	"github.com/pkgscope/pkgscope/internal/version"
 	"github.com/pkgscope/pkgscope/internal/warm"
 )
 
@@ -152,5 +153,18 @@ func TestCountsAreSingularForOne(t *testing.T) {
 		if !strings.Contains(b.String(), tc.want) {
 			t.Errorf("%s page does not say %q:\n%s", tc.name, tc.want, b.String())
 		}
+	}
+}
+
+// TestFooterSaysWhichBuild: every page's footer names the build that
+// rendered it, as --version and /healthz do.
+func TestFooterSaysWhichBuild(t *testing.T) {
+	tm := parseTemplates()
+	var b strings.Builder
+	if err := tm["warm"].ExecuteTemplate(&b, "layout", page{Title: "warm", Data: warm.Progress{ID: "r1"}, Request: httptest.NewRequest(http.MethodGet, "/", nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "<footer>pkgscope " + version.Get().Short() + "</footer>"; !strings.Contains(b.String(), want) {
+		t.Errorf("the page has no %q:\n%s", want, b.String())
 	}
 }
