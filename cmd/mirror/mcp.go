@@ -68,6 +68,10 @@ func mcpMain(args []string, log *slog.Logger) int {
 	}
 	stdout := os.Stdout
 	os.Stdout = os.Stderr
+	// An agent's client shows this process's stderr in its own logs: the
+	// start's info lines (16 of them, mostly the embedded store's
+	// migrations) are noise there. Warnings and errors still show.
+	log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := runMCP(ctx, args, log, os.Getenv, &sdk.IOTransport{Reader: os.Stdin, Writer: stdout})

@@ -743,7 +743,13 @@ func (s *Searcher) buildFull(ctx context.Context, name, version string) (loaded,
 	defer sp.discard()
 	if err := s.save(ctx, name, version, sp, stats); err != nil {
 		// The index still serves this node; the next node builds its own.
-		s.log.Error("storing a built index", "package", name, "version", version, "err", err)
+		// A shutdown cancels the write: nothing went wrong, so no ERROR
+		// for someone who pressed Ctrl-C.
+		level := slog.LevelError
+		if errors.Is(err, context.Canceled) {
+			level = slog.LevelInfo
+		}
+		s.log.Log(ctx, level, "storing a built index", "package", name, "version", version, "err", err)
 	} else {
 		s.unusable.remove(key(name, version))
 		if !s.keepsLocal(sp.n) {
