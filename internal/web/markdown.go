@@ -26,7 +26,9 @@ import (
 //   - a link within the document's site points at this mirror's page for
 //     it (linkBase): a package's file, an MDN page;
 //   - links to other sites carry rel="nofollow noopener noreferrer";
-//   - headings move one level down, so the page keeps its one <h1>.
+//   - headings move one level down, so the page keeps its one <h1>;
+//   - a README whose parse would cost too much (markdownCostly) is shown
+//     as text.
 
 // markdownTransformer applies the rules above to a parsed document.
 type markdownTransformer struct {
@@ -92,6 +94,9 @@ func (markdownTransformer) rel(n ast.Node, dest []byte) {
 // renderMarkdown renders src as sanitised HTML (the rules above);
 // linkBase maps relative links, nil leaves them.
 func renderMarkdown(src []byte, linkBase func(string) string) template.HTML {
+	if markdownCostly(src) {
+		return plainText(src)
+	}
 	md := goldmark.New(
 		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify, extension.TaskList),
 		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(markdownTransformer{linkBase: linkBase}, 1000))),
@@ -100,9 +105,78 @@ func renderMarkdown(src []byte, linkBase func(string) string) template.HTML {
 	if err := md.Convert(src, &b); err != nil {
 		// goldmark fails only when writing fails; a bytes.Buffer does
 		// not. Shown as text, never as markup.
-		return template.HTML(template.HTMLEscapeString(string(src)))
+		return plainText(src)
 	}
 	return template.HTML(b.String()) //nolint:gosec // goldmark without WithUnsafe: raw HTML and dangerous URLs dropped
+}
+
+// plainText is src shown as it is written, escaped.
+func plainText(src []byte) template.HTML {
+	return template.HTML("<pre>" + template.HTMLEscapeString(string(src)) + "</pre>") //nolint:gosec // escaped
+}
+
+// Goldmark's work grows with the square of shapes a package author
+// controls. Measured on a 100 KiB README (PageBytes, the most a page
+// renders) on the shared 2-core machine: 100,000 nested '>' on one line
+// took 11.5 s of CPU and gave 2.7 MB of HTML (past the README cache's
+// 1 MiB entry, so every view paid it again); 25,600 unclosed "[x](" on
+// one line 7.1 s ("[](" 5.6 s, "![a](" 3.7 s), as each opener scans to
+// the line's end for a destination. Such a README is shown as text.
+const (
+	// maxMarkdownNesting is the most containers (block quotes, list
+	// items) one line may open: 5,000 took 0.55 s; READMEs nest a few.
+	maxMarkdownNesting = 64
+	// maxLinkScan bounds the sum, over lines, of the line's link openers
+	// ("](") times its length: 2.6e9 took 7.1 s, so this is about 0.2 s,
+	// while a line of 40 badge links (4 KB) costs 320,000.
+	maxLinkScan = 1 << 26
+)
+
+// markdownCostly reports whether rendering src would cost past the
+// bounds above; it reads each line once.
+func markdownCostly(src []byte) bool {
+	var scan int64
+	for line := range bytes.Lines(src) {
+		if nesting(line) > maxMarkdownNesting {
+			return true
+		}
+		if scan += int64(bytes.Count(line, []byte("]("))) * int64(len(line)); scan > maxLinkScan {
+			return true
+		}
+	}
+	return false
+}
+
+// nesting counts the containers a line's start opens: '>' quote markers
+// and list markers ("-", "*", "+" or a number and "." or ")", then a
+// space), among the spaces between them.
+func nesting(line []byte) int {
+	n := 0
+	for i := 0; i < len(line); {
+		switch c := line[i]; {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '>':
+			n++
+			i++
+		case (c == '-' || c == '*' || c == '+') && i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t'):
+			n++
+			i += 2
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+				j++
+			}
+			if j+1 >= len(line) || (line[j] != '.' && line[j] != ')') || (line[j+1] != ' ' && line[j+1] != '\t') {
+				return n
+			}
+			n++
+			i = j + 2
+		default:
+			return n
+		}
+	}
+	return n
 }
 
 // packageLink maps a README's relative link to the package's file page:

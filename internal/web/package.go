@@ -112,7 +112,7 @@ func (p *Pages) packagePage(c echo.Context, o *explore.Opened) error {
 			if strings.HasSuffix(strings.ToLower(f.Path), ".md") || strings.HasSuffix(strings.ToLower(f.Path), ".markdown") {
 				d.Readme = renderMarkdown(b, packageLink(d.Base))
 			} else {
-				d.Readme = template.HTML("<pre>" + template.HTMLEscapeString(string(b)) + "</pre>")
+				d.Readme = plainText(b)
 			}
 			p.readmes.Add(key, d.Readme, int64(len(d.Readme)))
 		}
