@@ -27,15 +27,20 @@ func (w *countingWarmer) Progress(context.Context, string) (warm.Progress, error
 
 // TestWarmFormRefusesOtherOrigins: the login cookie is SameSite=Strict,
 // which a sibling host of the same site still receives; the warm form
-// (which queues up to max-request-items packages on the browser's token)
-// and logout take a POST only from the mirror's own pages.
+// (which queues up to max-request-items packages on the browser's token),
+// the Fetch buttons, login and logout take a POST only from the mirror's
+// own pages.
 func TestWarmFormRefusesOtherOrigins(t *testing.T) {
 	w := &countingWarmer{}
 	e := echo.New()
 	New(Deps{Warm: w}, DefaultLimits()).Register(e)
 	post := func(path string, hdr map[string]string) int {
 		form := url.Values{"specs": {"react@19\nlodash"}}
-		req := httptest.NewRequest(http.MethodPost, "http://pkgscope.example.com"+path, strings.NewReader(form.Encode()))
+		scheme := "http"
+		if hdr["tls"] != "" {
+			scheme = "https"
+		}
+		req := httptest.NewRequest(http.MethodPost, scheme+"://pkgscope.example.com"+path, strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		for k, v := range hdr {
 			req.Header.Set(k, v)
@@ -52,8 +57,15 @@ func TestWarmFormRefusesOtherOrigins(t *testing.T) {
 		{"other site by Sec-Fetch-Site", map[string]string{"Sec-Fetch-Site": "cross-site"}},
 		{"sibling host by Origin (older browser)", map[string]string{"Origin": "https://wiki.example.com"}},
 		{"same host, other port", map[string]string{"Origin": "http://pkgscope.example.com:8080"}},
+		{"opaque origin (sandboxed frame, data: page)", map[string]string{"Origin": "null"}},
+		// A network attacker's page on the plain-http origin of the host,
+		// posting to the mirror over TLS (older browsers send the
+		// SameSite cookie: the host is the same site).
+		{"same host over plain http, to TLS", map[string]string{"Origin": "http://pkgscope.example.com", "tls": "1"}},
 	} {
-		for _, path := range []string{"/warm", "/logout"} {
+		// The Fetch buttons fill the store on the browser's token, and a
+		// login from another site's form is login CSRF.
+		for _, path := range []string{"/warm", "/logout", "/login", "/browse/react@19.0.0/", "/diff/react?from=18.0.0&to=19.0.0"} {
 			if code := post(path, tc.hdr); code != http.StatusForbidden {
 				t.Errorf("%s: POST %s answered %d, want 403", tc.name, path, code)
 			}

@@ -79,7 +79,9 @@ func localPath(p string) string {
 // site, and so the SameSite cookie, but not the origin), or (older
 // browsers) in an Origin that is not the request's own host. A form of
 // the mirror's own pages is "same-origin"; a typed URL or bookmark
-// "none".
+// "none". Over TLS, an Origin on plain http is another origin too, though
+// its host is the same: a network attacker's page on the host's http
+// side, whose form older browsers send with the SameSite cookie.
 func crossSite(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "cross-site", "same-site":
@@ -90,5 +92,5 @@ func crossSite(r *http.Request) bool {
 		return false
 	}
 	u, err := url.Parse(o)
-	return err != nil || u.Host != r.Host
+	return err != nil || u.Host != r.Host || r.TLS != nil && u.Scheme != "https"
 }
