@@ -149,6 +149,15 @@ var accessTable = map[string][]accessCall{
 		{path: "/browse/@priv/x@1.0.0/x.js", want: [3]int{303, 403, 200}},
 		{path: "/browse/@priv/x@1.0.0/?grep=secret", want: [3]int{303, 403, 200}},
 		{path: "/browse/@priv/nope@1.0.0/", want: [3]int{303, 403, 404}},
+		// The package page with its README, and a range or tag sent to
+		// the exact version: the redirect names a version only to a
+		// token that may read the package.
+		{path: "/browse/@priv/x@1.0.0", want: [3]int{303, 403, 200}},
+		{path: "/browse/@priv/x", want: [3]int{303, 403, 302}},
+		{path: "/browse/@priv/x@latest/x.js", want: [3]int{303, 403, 302}},
+		{path: "/browse/@priv/x@%5E1?versions=1", want: [3]int{303, 403, 302}},
+		{path: "/browse/@priv/x@1.0.0?versions=", want: [3]int{303, 403, 200}},
+		{path: "/browse/@priv/nope", want: [3]int{303, 403, 404}},
 	},
 	// The Fetch button of a version not stored: the access check before
 	// any fill.
@@ -156,12 +165,15 @@ var accessTable = map[string][]accessCall{
 	"POST /diff/*":      {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{401, 403, 303}}},
 	"GET /robots.txt":   {{path: "/robots.txt", want: [3]int{200, 200, 200}}},
 	"GET /projects/:id": {{path: "/projects/" + strings.Repeat("0", 64), want: [3]int{303, 404, 404}}},
-	"GET /diff/*":       {{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{303, 403, 200}}},
-	"GET /docs":         {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},
-	"GET /docs/page":    {{path: "/docs/page?path=Web/CSS/gap", want: [3]int{303, 403, 0}, with: allToken}},
-	"GET /docs/compat":  {{path: "/docs/compat?key=css.properties.gap", want: [3]int{303, 403, 0}, with: allToken}},
-	"POST /warm":        {{path: "/warm", body: "specs=%40priv%2Fx%401.0.0", want: [3]int{401, 403, 303}}},
-	"GET /warm/:id":     {{path: "/warm/0123456789abcdef", want: [3]int{303, 404, 404}}},
+	"GET /diff/*": {
+		{path: "/diff/@priv/x?from=1.0.0&to=1.0.0", want: [3]int{303, 403, 200}},
+		{path: "/diff/@priv/x?from=latest&to=%5E1", want: [3]int{303, 403, 302}},
+	},
+	"GET /docs":        {{path: "/docs?q=gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"GET /docs/page":   {{path: "/docs/page?path=Web/CSS/gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"GET /docs/compat": {{path: "/docs/compat?key=css.properties.gap", want: [3]int{303, 403, 0}, with: allToken}},
+	"POST /warm":       {{path: "/warm", body: "specs=%40priv%2Fx%401.0.0", want: [3]int{401, 403, 303}}},
+	"GET /warm/:id":    {{path: "/warm/0123456789abcdef", want: [3]int{303, 404, 404}}},
 }
 
 // TestAccessOnEveryRoute walks every route the mirror registers × {no
