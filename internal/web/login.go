@@ -41,6 +41,12 @@ func (p *Pages) login(c echo.Context) error {
 	if !ok {
 		return p.render(c, http.StatusUnauthorized, "login", page{Title: "Log in", Error: "That token is not valid for this mirror.", Data: loginData{Next: next}})
 	}
+	// The browser's earlier session ends: a copy of its cookie (stolen,
+	// or planted by a sibling host for the parent domain) would otherwise
+	// live on for its idle time beside the new one.
+	if err := p.endSession(c); err != nil {
+		return err
+	}
 	c.SetCookie(p.d.Sessions.Cookie(c.Request(), value))
 	return c.Redirect(http.StatusSeeOther, next)
 }
@@ -52,14 +58,27 @@ func (p *Pages) logout(c echo.Context) error {
 		return p.render(c, http.StatusForbidden, "error", page{Title: "Forbidden", Error: "A logout from another site's page is refused."})
 	}
 	if p.d.Sessions != nil {
-		if ck, err := c.Cookie(CookieName); err == nil && ck.Value != "" {
-			if err := p.d.Sessions.Logout(c.Request().Context(), ck.Value); err != nil {
-				return err
-			}
+		if err := p.endSession(c); err != nil {
+			return err
 		}
 		c.SetCookie(p.d.Sessions.Cookie(c.Request(), ""))
 	}
 	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// endSession ends every session whose cookie the request carries (a
+// sibling host's cookie for the parent domain comes with the mirror's
+// own, under the same name).
+func (p *Pages) endSession(c echo.Context) error {
+	for _, ck := range c.Request().CookiesNamed(CookieName) {
+		if ck.Value == "" {
+			continue
+		}
+		if err := p.d.Sessions.Logout(c.Request().Context(), ck.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // localPath keeps a redirect target on this site: a path, never a

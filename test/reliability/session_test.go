@@ -88,3 +88,33 @@ func TestWebLoginIsASession(t *testing.T) {
 		})
 	}
 }
+
+// TestLoginEndsTheBrowsersEarlierSession: a login from a browser that
+// still sends a session cookie ends that session, so a copy of the old
+// cookie (stolen, or planted by a sibling host before the login) stops
+// working once its browser logs in again; the new cookie works.
+func TestLoginEndsTheBrowsersEarlierSession(t *testing.T) {
+	m, _ := privateMirror(t)
+	h := m.app.Handler()
+	old := login(t, h, allToken)
+	req := httptest.NewRequest("POST", "/login", strings.NewReader("token="+pubToken))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(old)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var fresh *http.Cookie
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == web.CookieName {
+			fresh = c
+		}
+	}
+	if rec.Code != http.StatusSeeOther || fresh == nil || fresh.Value == old.Value {
+		t.Fatalf("second login: %d %v, want 303 with a new session cookie", rec.Code, rec.Result().Cookies())
+	}
+	if rec := withCookie(h, "GET", "/browse/@pub/y@1.0.0/", old); rec.Code != http.StatusSeeOther {
+		t.Errorf("the earlier session's cookie after a new login: %d, want 303 to the login form", rec.Code)
+	}
+	if rec := withCookie(h, "GET", "/browse/@pub/y@1.0.0/", fresh); rec.Code != http.StatusOK {
+		t.Errorf("the new session's cookie: %d %.200s, want 200", rec.Code, rec.Body)
+	}
+}
