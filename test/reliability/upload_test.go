@@ -155,3 +155,59 @@ func TestFullUploadPoolIsCoded(t *testing.T) {
 	pw.CloseWithError(io.ErrUnexpectedEOF)
 	<-done
 }
+
+// TestUploadShareIgnoresForwardedFor: without tokens an upload's share of
+// the lockfile pool is its peer address's; X-Forwarded-For and X-Real-IP
+// (which any client may send; no proxy is configured to be trusted) do
+// not give a caller holding its share a fresh one, while another address
+// still gets its own.
+func TestUploadShareIgnoresForwardedFor(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) {
+		c.MaxWarmBodyBytes, c.MaxLockfileBytesPerCaller, c.MaxLockfileBytesInFlight = 64<<10, 64<<10, 128<<10
+	})
+	h := m.app.Handler()
+	pr, pw := io.Pipe()
+	held := make(chan struct{})
+	go func() {
+		pw.Write([]byte(`{"specs":["lodash@4.17.21"` + strings.Repeat(" ", 60<<10)))
+		close(held)
+	}()
+	done := make(chan struct{})
+	first := httptest.NewRecorder()
+	go func() {
+		defer close(done)
+		req := httptest.NewRequest("POST", "http://localhost/v1/warm", pr)
+		req.Header.Set("Content-Type", "application/json")
+		req.RemoteAddr = "192.0.2.7:40000"
+		h.ServeHTTP(first, req)
+	}()
+	select {
+	case <-held:
+	case <-done:
+		pr.Close()
+		t.Fatalf("the upload holding the share was answered before its body came: %d %.300s", first.Code, first.Body)
+	}
+	for _, hdr := range []string{"X-Forwarded-For", "X-Real-IP"} {
+		gone, cancel := context.WithCancel(t.Context())
+		cancel() // a client that does not wait for room
+		req := httptest.NewRequestWithContext(gone, "POST", "http://localhost/v1/warm", strings.NewReader(`{"specs":["lodash@4.17.21"]}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(hdr, "203.0.113.9")
+		req.RemoteAddr = "192.0.2.7:40001"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if a := (answer{status: rec.Code, body: rec.Body.Bytes()}); a.status != http.StatusServiceUnavailable || !strings.Contains(string(a.body), "max-lockfile-bytes-per-caller") {
+			t.Errorf("the same address claiming another with %s: %s, want 503 naming max-lockfile-bytes-per-caller", hdr, a)
+		}
+	}
+	req := httptest.NewRequest("POST", "http://localhost/v1/warm", strings.NewReader(`{"specs":["lodash@4.17.21"]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = "198.51.100.3:40000"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusAccepted {
+		t.Errorf("another address's upload: %d %.300s, want 202", rec.Code, rec.Body)
+	}
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
+}
