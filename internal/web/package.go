@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
@@ -48,6 +50,17 @@ type depGroup struct {
 }
 
 type dep struct{ Name, Range, Href string }
+
+// depHref links a dependency's page: package.json is the package
+// author's, so a name that is not a package's gets no link (""), and the
+// range is escaped, so that neither points the link at another page of
+// the mirror ("../../logout").
+func depHref(name, rng string) string {
+	if npmspec.ValidateName(name) != nil {
+		return ""
+	}
+	return "/browse/" + name + "@" + url.PathEscape(rng)
+}
 
 // manifest is what the package page reads of package.json.
 type manifest struct {
@@ -96,7 +109,7 @@ func (p *Pages) packagePage(c echo.Context, o *explore.Opened) error {
 				}
 				dg := depGroup{Kind: g.kind}
 				for name, rng := range g.deps {
-					dg.Deps = append(dg.Deps, dep{Name: name, Range: rng, Href: "/browse/" + name + "@" + rng})
+					dg.Deps = append(dg.Deps, dep{Name: name, Range: rng, Href: depHref(name, rng)})
 				}
 				slices.SortFunc(dg.Deps, func(a, b dep) int { return strings.Compare(a.Name, b.Name) })
 				d.Deps = append(d.Deps, dg)
