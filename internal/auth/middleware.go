@@ -17,6 +17,11 @@ const ContextKey = "pkgscope.auth.identity"
 // Realm is the realm of the WWW-Authenticate challenge.
 const Realm = "pkgscope"
 
+// maxSessionCookies is how many cookies of the session's name a request
+// has looked up: the browser's own and a sibling host's, each a store
+// query at most, however many a client sends.
+const maxSessionCookies = 3
+
 // Options configure Middleware.
 type Options struct {
 	// Skip exempts requests from authentication; nil exempts the health
@@ -65,13 +70,24 @@ func Middleware(s *Set, opt Options) echo.MiddlewareFunc {
 			if ok {
 				id, valid = s.Verify(tok)
 			} else if header == "" && page && opt.Cookie != "" && opt.Session != nil {
-				if ck, err := c.Cookie(opt.Cookie); err == nil && ck.Value != "" {
+				// A sibling host may set a cookie of the same name for the
+				// parent domain, sent before the mirror's own: the first
+				// live session of the first few wins, so a planted cookie
+				// cannot keep the browser at the login form.
+				cks := c.Request().CookiesNamed(opt.Cookie)
+				for _, ck := range cks[:min(len(cks), maxSessionCookies)] {
+					if ck.Value == "" {
+						continue
+					}
 					var err error
 					id, valid, err = opt.Session(c.Request().Context(), ck.Value)
 					if err != nil {
 						return err // the store failed: 503, not a logout
 					}
 					ok = true
+					if valid {
+						break
+					}
 				}
 			}
 			if !valid && page && opt.Login != "" && (c.Request().Method == http.MethodGet || c.Request().Method == http.MethodHead) {

@@ -118,3 +118,24 @@ func TestLoginEndsTheBrowsersEarlierSession(t *testing.T) {
 		t.Errorf("the new session's cookie: %d %.200s, want 200", rec.Code, rec.Body)
 	}
 }
+
+// TestPlantedCookieDoesNotLockOut: a sibling host may set a cookie of the
+// same name for the parent domain, which the browser sends before the
+// mirror's own; a login must still work (before: the first cookie alone
+// was read, so the browser went back to the login form for as long as
+// the planted cookie lived).
+func TestPlantedCookieDoesNotLockOut(t *testing.T) {
+	m, _ := privateMirror(t)
+	h := m.app.Handler()
+	own := login(t, h, allToken)
+	for _, planted := range []string{"pks_" + strings.Repeat("A", 43), "garbage"} {
+		req := httptest.NewRequest("GET", "/browse/@pub/y@1.0.0/", nil)
+		req.AddCookie(&http.Cookie{Name: web.CookieName, Value: planted})
+		req.AddCookie(own)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("a planted cookie %q before the browser's own: %d %s, want 200", planted, rec.Code, rec.Header().Get("Location"))
+		}
+	}
+}
