@@ -16,7 +16,7 @@ var layers = map[string]int{
 	// 0: leaves, no imports of ours.
 	"nodesemver": 0, "pathglob": 0, "pkgpath": 0, "index": 0, "lru": 0, "npmrc": 0, "closest": 0,
 	"redisconn": 0, "pglock": 0, "store": 0, "breaker": 0, "unavailable": 0, "english": 0, "strictjson": 0,
-	"race": 0, "logbuf": 0,
+	"race": 0, "logbuf": 0, "version": 0, "gendoc": 0,
 	// 1: vocabulary, storage, registry and Redis clients, ingest, grep.
 	"npmspec": 1, "semver": 1, "store/blobcodec": 1, "store/postgres": 1, "store/sqlite": 1,
 	"redislock": 1, "auth": 1, "session": 1, "ratelimit": 1, "upstream": 1, "ingest": 1, "search": 1,
