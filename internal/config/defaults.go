@@ -125,6 +125,7 @@ func Default() Config {
 		MaxAnswerBytes:       ex.MaxAnswerBytes,
 		GrepMatchesPerFile:   ex.MatchesPerFile,
 		GrepScopeFiles:       ex.GrepScopeFiles,
+		GrepCountTime:        ex.GrepCountTime,
 		DiffPairFiles:        ex.DiffPairFiles,
 		DeprecationNoteBytes: ex.DeprecationNoteBytes,
 		MaxGlobPatterns:      ex.Glob.MaxPatterns,
@@ -288,7 +289,7 @@ func (c Config) Explore() explore.Limits {
 	l.DiffMaxWork, l.DiffPageWork = c.MaxDiffWork, c.MaxDiffPageWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
-	l.GrepScopeFiles, l.DiffPairFiles = c.GrepScopeFiles, c.DiffPairFiles
+	l.GrepScopeFiles, l.DiffPairFiles, l.GrepCountTime = c.GrepScopeFiles, c.DiffPairFiles, c.GrepCountTime
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

@@ -29,6 +29,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
@@ -75,6 +76,10 @@ type Limits struct {
 	// files of the listings whose tiers and same-bytes groups are kept,
 	// summed; 0 makes them for every page.
 	GrepScopeFiles int
+	// GrepCountTime bounds the count behind the first page of a cut
+	// grep (grepplace.go): past it the page says "at least N" of what
+	// was counted; 0 counts to the end.
+	GrepCountTime time.Duration
 	// DiffPairFiles bounds what diffs keep of the version pairs they
 	// compared (diffpairs.go): the files of both listings, summed over
 	// the pairs; 0 makes it for every page.

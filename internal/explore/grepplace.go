@@ -57,8 +57,11 @@ func (s *Service) withPlace(ctx context.Context, r Request) (*GrepResult, error)
 		}
 	}
 	place.First, place.Last = place.Last+1, place.Last+n
-	if place.Last > place.Lines && !place.AtLeast {
-		place.Lines = place.Last // the version's files are fixed; never say less than was shown
+	// The version's files are fixed: never say less than was shown (a
+	// count stopped by grep-count-time may have counted fewer).
+	place.Lines = max(place.Lines, place.Last)
+	if place.AtLeast {
+		place.Files = max(place.Files, pageFiles(res.Matches))
 	}
 	res.Place = place
 	if res.Next != nil && res.Next.Cursor != "" && !strings.HasPrefix(res.Next.Cursor, "gl") {
@@ -81,13 +84,31 @@ func pageLines(ms []GrepMatch) int {
 	return n
 }
 
+// pageFiles counts the files a page's matches are in.
+func pageFiles(ms []GrepMatch) int {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m.File] = true
+	}
+	return len(seen)
+}
+
 // countAll counts r's matching lines and files with one count-mode grep
-// of up to max-answer-bytes; nil when it fails.
+// of up to max-answer-bytes and grep-count-time (the search stops with
+// what it counted: AtLeast); nil when it fails.
 func (s *Service) countAll(ctx context.Context, r Request) *GrepPlace {
+	if s.lim.GrepCountTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.lim.GrepCountTime)
+		defer cancel()
+	}
 	c := r
 	c.OutputMode, c.Cursor, c.MaxBytes, c.MaxMatches, c.MaxMatchesPerFile, c.ContextLines = OutputCount, "", s.lim.MaxAnswerBytes, 0, 0, nil
 	res, err := s.grep(ctx, c, false)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return &GrepPlace{AtLeast: true} // out of time before counting: the page's own lines and files
+		}
 		return nil
 	}
 	p := &GrepPlace{Files: len(res.Files), AtLeast: res.Truncated}

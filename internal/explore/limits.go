@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"time"
+
 	"github.com/pkgscope/pkgscope/internal/diff"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 )
@@ -26,6 +28,16 @@ func DefaultLimits() Limits {
 		// A listing's tables take about 80 bytes a file: 16 MB holds
 		// twenty-three versions the size of next 16.4.6 (8,711 files).
 		GrepScopeFiles: 200_000,
+		// Counting every matching line of a cut grep is a second search of
+		// the whole version: next 16.4.6's function\s+\w+Sync took 375 ms
+		// to count against the page's own ~15 ms, so an answer cost what
+		// the package costs. 50 ms counts a typical package to the end
+		// (next's useRouter, 278 lines in 114 files, in about 10 ms); past
+		// it "at least N" tells an agent there are more pages, which is
+		// what it decides on. A 20 ms bound made that useRouter page 7 ms
+		// slower (16 -> 24 ms, alternated on a quiet machine) for a reason
+		// not yet found; 60 ms did not.
+		GrepCountTime: 50 * time.Millisecond,
 		// A pair's changes and what was learned of them take well under
 		// 100 bytes a file: 200,000 files (eleven pairs of next's size)
 		// stay under 20 MB.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
@@ -15,7 +17,8 @@ import (
 // both fit the request's maxBytes, the text ends with the next request,
 // and sending it as the tool's arguments walks every match once.
 func TestBudgetThroughMCP(t *testing.T) {
-	m := newMirror(t)
+	// Exact totals: the count behind the first page has no time bound.
+	m := newMirror(t, func(c *config.Config) { c.GrepCountTime = 0 })
 	files := map[string]string{"package.json": `{"name":"many"}`}
 	want := 0
 	for i := range 40 {
@@ -113,5 +116,29 @@ func TestMoreNextThroughMCP(t *testing.T) {
 	// 512-byte windows, a match every 900 bytes: one window each.
 	if windows != n || pages < 3 {
 		t.Errorf("%d pages, %d windows; want %d windows on several pages", pages, windows, n)
+	}
+}
+
+// TestGrepCountStopsAtItsTime: the count of all matching lines behind a
+// cut grep's first page stops at grep-count-time, and the page then says
+// "at least" as many lines and files as it shows, instead of making every
+// first page cost a second search of the whole version (next 16.4.6's
+// function\s+\w+Sync: 375 ms of count behind a 15 ms page).
+func TestGrepCountStopsAtItsTime(t *testing.T) {
+	m := newMirror(t, func(c *config.Config) { c.GrepCountTime = time.Nanosecond })
+	files := map[string]string{"package.json": `{"name":"many"}`}
+	for i := range 40 {
+		files[fmt.Sprintf("dist/file-%02d.d.ts", i)] = strings.Repeat(fmt.Sprintf("export declare const hit%d: number;\n", i), 12)
+	}
+	m.reg.Publish("many", "1.0.0", tarballtest.Package(t, files))
+	cs := inMemory(t, m.app.Service, mcp.Options{Structured: true})
+	res := call(t, cs, fmt.Sprintf(`{"action":"grep","packageName":"many","pattern":"hit","maxBytes":%d}`, explore.MinAnswerBytes))
+	var g explore.GrepResult
+	decode(t, res, &g)
+	if p := g.Place; p == nil || !p.AtLeast || p.Lines < len(g.Matches) || p.Files < 1 || g.Next == nil {
+		t.Fatalf("a cut first page whose count ran out of time: place %+v, %d matches, next %v; want at least the page's own lines", g.Place, len(g.Matches), g.Next)
+	}
+	if !strings.Contains(text(res), " of at least ") {
+		t.Errorf("the page's text does not say \"of at least\":\n%.300s", text(res))
 	}
 }
