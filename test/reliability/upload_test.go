@@ -118,23 +118,7 @@ func TestFullUploadPoolIsCoded(t *testing.T) {
 		c.MaxWarmBodyBytes, c.MaxLockfileBytesPerCaller, c.MaxLockfileBytesInFlight = 64<<10, 64<<10, 128<<10
 	})
 	h := m.app.Handler()
-	// a's upload holds its whole share once these bytes are read (a pipe
-	// write returns once the mirror has read it).
-	pr, pw := io.Pipe()
-	held := make(chan struct{})
-	go func() {
-		pw.Write([]byte(`{"specs":["lodash@4.17.21"` + strings.Repeat(" ", 60<<10)))
-		close(held)
-	}()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		req := httptest.NewRequest("POST", "/v1/warm", pr)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer pool-a-token")
-		h.ServeHTTP(httptest.NewRecorder(), req)
-	}()
-	<-held
+	holdUploadShare(t, h, func(r *http.Request) { r.Header.Set("Authorization", "Bearer pool-a-token") })
 	gone, cancel := context.WithCancel(t.Context())
 	cancel() // a client that does not wait
 	req := httptest.NewRequestWithContext(gone, "POST", "/v1/warm", strings.NewReader(`{"specs":["lodash@4.17.21"]}`))
@@ -152,8 +136,6 @@ func TestFullUploadPoolIsCoded(t *testing.T) {
 	if rec := send(h, "POST", "/v1/warm", `{"specs":["lodash@4.17.21"]}`, "pool-b-token"); rec.Code != http.StatusAccepted {
 		t.Errorf("another caller's upload: %d %.300s, want 202", rec.Code, rec.Body)
 	}
-	pw.CloseWithError(io.ErrUnexpectedEOF)
-	<-done
 }
 
 // TestUploadShareIgnoresForwardedFor: without tokens an upload's share of
@@ -166,27 +148,7 @@ func TestUploadShareIgnoresForwardedFor(t *testing.T) {
 		c.MaxWarmBodyBytes, c.MaxLockfileBytesPerCaller, c.MaxLockfileBytesInFlight = 64<<10, 64<<10, 128<<10
 	})
 	h := m.app.Handler()
-	pr, pw := io.Pipe()
-	held := make(chan struct{})
-	go func() {
-		pw.Write([]byte(`{"specs":["lodash@4.17.21"` + strings.Repeat(" ", 60<<10)))
-		close(held)
-	}()
-	done := make(chan struct{})
-	first := httptest.NewRecorder()
-	go func() {
-		defer close(done)
-		req := httptest.NewRequest("POST", "http://localhost/v1/warm", pr)
-		req.Header.Set("Content-Type", "application/json")
-		req.RemoteAddr = "192.0.2.7:40000"
-		h.ServeHTTP(first, req)
-	}()
-	select {
-	case <-held:
-	case <-done:
-		pr.Close()
-		t.Fatalf("the upload holding the share was answered before its body came: %d %.300s", first.Code, first.Body)
-	}
+	holdUploadShare(t, h, func(r *http.Request) { r.RemoteAddr = "192.0.2.7:40000" })
 	for _, hdr := range []string{"X-Forwarded-For", "X-Real-IP"} {
 		gone, cancel := context.WithCancel(t.Context())
 		cancel() // a client that does not wait for room
@@ -208,6 +170,38 @@ func TestUploadShareIgnoresForwardedFor(t *testing.T) {
 	if rec.Code != http.StatusAccepted {
 		t.Errorf("another address's upload: %d %.300s, want 202", rec.Code, rec.Body)
 	}
-	pw.CloseWithError(io.ErrUnexpectedEOF)
-	<-done
+}
+
+// holdUploadShare starts a POST /v1/warm from the caller whose by sets
+// (a token or a peer address) and returns once the mirror has read 60 KiB
+// of its body (a pipe write returns once read): that caller's share of a
+// 64 KiB max-lockfile-bytes-per-caller is held. The body never ends; it
+// is cut when the test ends.
+func holdUploadShare(t *testing.T, h http.Handler, by func(*http.Request)) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	held := make(chan struct{})
+	go func() {
+		pw.Write([]byte(`{"specs":["lodash@4.17.21"` + strings.Repeat(" ", 60<<10)))
+		close(held)
+	}()
+	done := make(chan struct{})
+	rec := httptest.NewRecorder()
+	go func() {
+		defer close(done)
+		req := httptest.NewRequest("POST", "http://localhost/v1/warm", pr)
+		req.Header.Set("Content-Type", "application/json")
+		by(req)
+		h.ServeHTTP(rec, req)
+	}()
+	select {
+	case <-held:
+	case <-done:
+		pr.Close()
+		t.Fatalf("the upload holding the share was answered before its body came: %d %.300s", rec.Code, rec.Body)
+	}
+	t.Cleanup(func() {
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		<-done
+	})
 }
