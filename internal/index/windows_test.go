@@ -283,3 +283,62 @@ func testTallyCountsAFileInOneMatch(t *testing.T, build builder) {
 		t.Errorf("matches %+v; want a.d.ts:1, then b.d.cts counted (3 lines)", res.Matches)
 	}
 }
+
+// TestMoreInLineCountsEveryHitOfARareLiteral: a literal that a long line
+// holds a few times among filler, each hit anywhere (across the 64-byte
+// blocks' edges too): the line's matches after its windows are counted
+// from the blocks that can hold them, and the count is every hit that no
+// window shows, as strings.Count finds them; FromColumn starts at each.
+func TestMoreInLineCountsEveryHitOfARareLiteral(t *testing.T) {
+	inBothForms(t, testMoreInLineCountsEveryHitOfARareLiteral)
+}
+
+func testMoreInLineCountsEveryHitOfARareLiteral(t *testing.T, build builder) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	const lit = "useRouter"
+	var lines []string
+	for range 30 {
+		b := []byte(strings.Repeat("abcdefg hij.", 1000)) // 12,000 bytes, no lit trigram but "use"'s neighbours
+		for range 1 + rng.IntN(12) {
+			at := rng.IntN(len(b) - len(lit))
+			copy(b[at:], lit)
+		}
+		lines = append(lines, string(b))
+	}
+	var docs []Doc
+	for i, l := range lines {
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%02d.js", i), Data: []byte(l + "\n")})
+	}
+	ix := build(t, docs, smallBlocks())
+	lim := DefaultSearchLimits()
+	lim.MaxLineWindow, lim.MaxWindowsPerLine, lim.MaxLineMatchesCounted = 16, 1, 1<<20
+	res, err := ix.Search(context.Background(), Query{Pattern: lit, MaxMatches: 1000}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Matches) != len(lines) {
+		t.Fatalf("%d matching lines, want %d", len(res.Matches), len(lines))
+	}
+	for _, m := range res.Matches {
+		var i int
+		fmt.Sscanf(m.File, "f%02d.js", &i)
+		all := regexp.MustCompile(lit).FindAllStringIndex(lines[i], -1)
+		if m.Column != all[0][0]+1 || m.MoreInLine != len(all)-1 {
+			t.Errorf("%s: first at %d, %d more; want %d, %d", m.File, m.Column, m.MoreInLine, all[0][0]+1, len(all)-1)
+		}
+		if len(all) > 1 && m.MoreColumn != all[1][0]+1 {
+			t.Errorf("%s: more from %d, want %d", m.File, m.MoreColumn, all[1][0]+1)
+		}
+		for k, loc := range all {
+			col := loc[0] + 1 - k%2 // at the hit, or a byte before it
+			r, err := ix.Search(context.Background(), Query{Pattern: lit, MaxMatches: 1,
+				Filter: func(p string) bool { return p == m.File }, FromColumn: func(string, int) int { return col }}, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Matches) != 1 || r.Matches[0].Column != loc[0]+1 || r.Matches[0].MoreInLine != len(all)-1-k {
+				t.Errorf("%s from %d: %+v; want the match at %d, %d more", m.File, col, r.Matches, loc[0]+1, len(all)-1-k)
+			}
+		}
+	}
+}
