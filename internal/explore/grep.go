@@ -583,6 +583,12 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 			return (pass == 1 && n <= perFile) || (p == file && l <= line)
 		}
 	}
+	if g.mode == OutputCount && q.Skip == nil {
+		// The index counts each file's lines itself (one Match with
+		// Count): no line's number, text or windows is made only to be
+		// counted here: without it, next 16.4.6's function\s+\w+Sync spent 45 of its 61 ms making windows of the long lines it counted.
+		q.Tally = func(string) bool { return true }
+	}
 	return q
 }
 
@@ -844,15 +850,19 @@ func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string,
 	}
 	var runs []run
 	for _, mt := range ir.Matches {
+		n := max(mt.Count, 1) // a file the index counted (Query.Tally), or a line
 		if k := len(runs); k > 0 && runs[k-1].path == mt.File {
-			runs[k-1].n++
+			runs[k-1].n += n
 			continue
 		}
-		runs = append(runs, run{mt.File, 1})
+		runs = append(runs, run{mt.File, n})
 	}
-	if ir.Truncated && len(runs) > 1 {
+	last := len(ir.Matches) - 1
+	switch counted := last >= 0 && ir.Matches[last].Count > 0; {
+	case !ir.Truncated || counted: // the index counts a file whole or not at all
+	case len(runs) > 1:
 		runs = runs[:len(runs)-1]
-	} else if ir.Truncated && len(runs) == 1 {
+	case len(runs) == 1:
 		g.res.Note("%s has more matching lines than one search counts; its count is a lower bound", runs[0].path)
 	}
 	for _, rn := range runs {

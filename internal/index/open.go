@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -21,19 +22,23 @@ type Index struct {
 	closed bool
 	unmap  func() error
 
-	text    []byte     // nil for an index opened from its stored form
-	src     TextSource // the text's source for such an index, else nil
-	keys    []byte     // its keys section, and where content i's key
-	keyOff  []uint32   // starts in it
-	paths   []byte
-	tris    []byte
-	post    []byte
-	files   []fileRec
-	conts   []contRec
-	blocks  []blockRec
-	overlap int
-	freq    [256]uint64 // how often each byte occurs in the text
-	stats   Stats
+	text   []byte     // nil for an index opened from its stored form
+	src    TextSource // the text's source for such an index, else nil
+	keys   []byte     // its keys section, and where content i's key
+	keyOff []uint32   // starts in it
+	paths  []byte
+	tris   []byte
+	post   []byte
+	files  []fileRec
+	conts  []contRec
+	// contFiles[contFileAt[ci]:contFileAt[ci+1]] are the files holding
+	// content ci, in order: a search visits its candidates' files alone.
+	contFileAt []uint32
+	contFiles  []int32
+	blocks     []blockRec
+	overlap    int
+	freq       [256]uint64 // how often each byte occurs in the text
+	stats      Stats
 }
 
 // Open maps the index file at path read-only and validates it: header,
@@ -148,6 +153,7 @@ func (ix *Index) Close() error {
 	}
 	ix.closed = true
 	ix.text, ix.paths, ix.tris, ix.post, ix.files, ix.conts, ix.blocks = nil, nil, nil, nil, nil, nil, nil
+	ix.contFileAt, ix.contFiles = nil, nil
 	ix.src, ix.keys, ix.keyOff = nil, nil, nil
 	if ix.unmap != nil {
 		if err := ix.unmap(); err != nil {
@@ -353,6 +359,7 @@ func load(data []byte, checksum, stored bool) (*Index, error) {
 	if uint64(nextCont) != t.nConts {
 		return fail(corrupt("%d contents no file holds", t.nConts-uint64(nextCont)))
 	}
+	ix.contFileAt, ix.contFiles = filesByContent(ix.files, len(ix.conts))
 	if textFiles != t.textFiles || binFiles != t.binFiles {
 		return fail(corrupt("stats disagree with the files table"))
 	}
@@ -459,6 +466,24 @@ func (ix *Index) contText(ctx context.Context, ci int) ([]byte, error) {
 }
 
 // filePath returns the path of file fi.
+// filesByContent indexes files by their content (CSR form).
+func filesByContent(files []fileRec, nConts int) ([]uint32, []int32) {
+	at := make([]uint32, nConts+1)
+	for _, f := range files {
+		at[f.content+1]++
+	}
+	for i := 1; i < len(at); i++ {
+		at[i] += at[i-1]
+	}
+	out := make([]int32, len(files))
+	next := slices.Clone(at[:nConts])
+	for fi, f := range files {
+		out[next[f.content]] = int32(fi)
+		next[f.content]++
+	}
+	return at, out
+}
+
 func (ix *Index) filePath(fi int) string {
 	f := ix.files[fi]
 	return string(ix.paths[f.pathOff : f.pathOff+f.pathLen])

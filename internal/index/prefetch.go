@@ -42,19 +42,23 @@ const (
 // for run.
 type ahead struct {
 	planned  bool
-	from     int     // the first file whose Filter answer is in filtered
-	filtered []bool  // Filter's answers for files from, from+1, …
+	filtered []int8  // Filter's answers by file: 0 not asked, kept or dropped
 	conts    []int32 // the contents to read, in order of first read
 	pos      []int32 // pos[ci] is ci's place in conts plus one, 0 when not there
 	next     int     // conts[:next] have been offered
 }
 
+const (
+	filterKept    = 1
+	filterDropped = 2
+)
+
 // kept returns Filter's answer for file fi and true when the plan holds it.
 func (a *ahead) kept(fi int) (bool, bool) {
-	if i := fi - a.from; a.filtered != nil && i >= 0 && i < len(a.filtered) {
-		return a.filtered[i], true
+	if a.filtered == nil || a.filtered[fi] == 0 {
+		return false, false
 	}
-	return false, false
+	return a.filtered[fi] == filterKept, true
 }
 
 // prefetch offers the index's source, when it is a Prefetcher, content ci
@@ -67,7 +71,7 @@ func (s *searcher) prefetch(ci, fi int) {
 	}
 	a := &s.ahead
 	if !a.planned {
-		s.plan(ci, fi)
+		s.plan(ci)
 	}
 	p := int(a.pos[ci]) - 1
 	if p < a.next { // offered already, or not in the plan
@@ -89,15 +93,14 @@ func (s *searcher) prefetch(ci, fi int) {
 	a.next = p + min(max(n, 1), len(keys))
 }
 
-// plan makes s.ahead from content ci, held by file fi, and the files
-// after fi, with the tests run makes of each (Filter, binary, candidate
-// units). The plan's Filter calls tick the clock as run's do; a search
-// that stops while planning keeps the plan made so far.
-func (s *searcher) plan(ci, fi int) {
+// plan makes s.ahead from content ci, held by the file run visits (s.at),
+// and the files it visits after that one, with the tests run makes of each (Filter, binary,
+// candidate units). The plan's Filter calls tick the clock as run's do; a
+// search that stops while planning keeps the plan made so far.
+func (s *searcher) plan(ci int) {
 	ix, a := s.ix, &s.ahead
 	a.planned = true
 	a.pos = make([]int32, len(ix.conts))
-	a.from = fi + 1
 	add := func(c int) {
 		if a.pos[c] == 0 {
 			a.conts = append(a.conts, int32(c))
@@ -106,18 +109,26 @@ func (s *searcher) plan(ci, fi int) {
 	}
 	add(ci)
 	if s.q.Filter != nil {
-		a.filtered = make([]bool, 0, len(ix.files)-a.from)
+		a.filtered = make([]int8, len(ix.files))
 	}
-	for f := fi + 1; f < len(ix.files) && !s.stopped; f++ {
+	n := len(ix.files)
+	if s.order != nil {
+		n = len(s.order)
+	}
+	for k := s.at + 1; k < n && !s.stopped; k++ {
+		f := k
+		if s.order != nil {
+			f = int(s.order[k])
+		}
 		if !s.candidate(int(ix.files[f].content)) {
-			if a.filtered != nil {
-				a.filtered = append(a.filtered, false) // run does not ask either
-			}
-			continue
+			continue // run does not ask Filter either
 		}
 		if s.q.Filter != nil {
 			keep := s.q.Filter(ix.filePath(f))
-			a.filtered = append(a.filtered, keep)
+			a.filtered[f] = filterDropped
+			if keep {
+				a.filtered[f] = filterKept
+			}
 			if s.ticks++; s.ticks&63 == 0 {
 				s.checkTime()
 			}

@@ -324,6 +324,10 @@ type searcher struct {
 	// candCont marks the contents holding candidate units, with
 	// Query.CandidatesOnly (nil: every content may hold one).
 	candCont []bool
+	// order is the files run visits, in order (nil: every file), and at
+	// the place in it of the file being visited.
+	order []int32
+	at    int
 
 	// The file being scanned.
 	fi          int
@@ -468,10 +472,20 @@ func (s *searcher) run(units unitSet) {
 		}
 	}
 	s.checkTime()
-	for fi := range ix.files {
+	s.order = s.fileOrder()
+	n := len(ix.files)
+	if s.order != nil {
+		n = len(s.order)
+	}
+	for k := 0; k < n; k++ {
 		if s.stopped {
 			return
 		}
+		fi := k
+		if s.order != nil {
+			fi = int(s.order[k])
+		}
+		s.at = k
 		ci := int(ix.files[fi].content)
 		if !s.candidate(ci) {
 			continue
@@ -533,6 +547,26 @@ func (s *searcher) run(units unitSet) {
 			s.add(Match{File: s.path, Count: s.fileMatches}, len(s.path)+64)
 		}
 	}
+}
+
+// fileOrder returns, in order, the files holding candidate contents when
+// Query.CandidatesOnly names them (s.candCont), or nil for every file: a
+// search then visits its candidates alone, not each of the version's files
+// (next 16.4.6: 8,711 files, 297 of them holding useRouter's candidates,
+// and a grep page makes up to twelve searches).
+func (s *searcher) fileOrder() []int32 {
+	if s.candCont == nil {
+		return nil
+	}
+	ix := s.ix
+	var out []int32
+	for ci, c := range s.candCont {
+		if c {
+			out = append(out, ix.contFiles[ix.contFileAt[ci]:ix.contFileAt[ci+1]]...)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // candidate reports whether content ci is to be visited: always, unless
