@@ -147,6 +147,15 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 // grep is Grep; widen says whether an answer with no match runs the
 // widenings its note reports (Service.widen runs them with widen off).
 func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult, error) {
+	g, err := s.page(ctx, r, widen)
+	if err != nil {
+		return nil, err
+	}
+	return g.res, nil
+}
+
+// page is grep, giving the page it built (its answer is g.res).
+func (s *Service) page(ctx context.Context, r Request, widen bool) (*grepPage, error) {
 	r.Action = "grep"
 	if s.searcher == nil {
 		return nil, ErrGrepUnavailable
@@ -216,7 +225,7 @@ func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult,
 		}
 		NoMatchNote(r, &g.res.Answer, g.res.FilesSearched, g.res.FilesSkipped, len(g.o.Files), "this version", tried...)
 	}
-	return g.res, nil
+	return g, nil
 }
 
 // A Widening is what a grep that matched nothing matches with one of its
@@ -597,7 +606,7 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 func (g *grepPage) callMatches() int {
 	n := g.b.Left()/48 + 1 // a match costs at least ~48 bytes of JSON
 	if g.mode == OutputCount {
-		n = 100_000
+		n = g.countMatches()
 	}
 	if g.r.MaxMatches > 0 {
 		n = min(n, g.r.MaxMatches-g.taken+1)
@@ -606,6 +615,15 @@ func (g *grepPage) callMatches() int {
 		n = min(n, m)
 	}
 	return max(n, 1)
+}
+
+// countMatches bounds an index call that counts files (Query.Tally, one
+// match each): the searcher's cap alone (index.DefaultSearchLimits').
+func (g *grepPage) countMatches() int {
+	if m := g.s.lim.MaxMatches; m > 0 {
+		return min(m, 100_000)
+	}
+	return 100_000
 }
 
 // run fills the page, in order from the cursor: for each group of tiers

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pkgscope/pkgscope/internal/index"
 )
 
 // GrepPlace is where a content grep's page sits among all its matching
@@ -31,19 +33,23 @@ type GrepPlace struct {
 const placeCursor = 'p'
 
 // withPlace answers a content grep with its place: the first page of a
-// cut grep counts every matching line (one count-mode search of the
-// version, run only when the page was cut: an uncut page is its own
-// total), later pages read theirs from the cursor. A count that fails
-// leaves the place out; the page is answered as it was.
+// cut grep counts every matching line (countAll, run only when the page
+// was cut: an uncut page is its own total), later pages read theirs from
+// the cursor. A count that fails leaves the place out; the page is
+// answered as it was.
 func (s *Service) withPlace(ctx context.Context, r Request) (*GrepResult, error) {
 	prev, cursor, err := cutPlace(r.Cursor)
 	if err != nil {
 		return nil, err
 	}
 	r.Cursor = cursor
-	res, err := s.grep(ctx, r, true)
-	if err != nil || res.OutputMode != OutputContent || strings.HasPrefix(r.Cursor, "gl") {
-		return res, err
+	g, err := s.page(ctx, r, true)
+	if err != nil {
+		return nil, err
+	}
+	res := g.res
+	if res.OutputMode != OutputContent || strings.HasPrefix(r.Cursor, "gl") {
+		return res, nil
 	}
 	n := pageLines(res.Matches)
 	place := prev
@@ -51,7 +57,7 @@ func (s *Service) withPlace(ctx context.Context, r Request) (*GrepResult, error)
 	case prev == nil && !res.Truncated:
 		return res, nil // the page is the whole grep: its header is the total
 	case prev == nil:
-		place = s.countAll(ctx, r)
+		place = g.countAll()
 		if place == nil {
 			return res, nil
 		}
@@ -93,29 +99,51 @@ func pageFiles(ms []GrepMatch) int {
 	return len(seen)
 }
 
-// countAll counts r's matching lines and files with one count-mode grep
-// of up to max-answer-bytes and grep-count-time (the search stops with
-// what it counted: AtLeast); nil when it fails.
-func (s *Service) countAll(ctx context.Context, r Request) *GrepPlace {
+// countAll counts the matching lines and files of g's grep in all: the
+// files its scope selects (copies included: a same-bytes entry's lines
+// count as the page counts them), each counted by the index (Query.Tally),
+// through the page's version and compiled pattern, in one search unless a
+// search's max-matches of files cuts it. grep-count-time bounds it: the
+// count stops with what it counted (AtLeast). Nil when it fails.
+func (g *grepPage) countAll() *GrepPlace {
+	s, ctx := g.s, g.ctx
 	if s.lim.GrepCountTime > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.lim.GrepCountTime)
 		defer cancel()
 	}
-	c := r
-	c.OutputMode, c.Cursor, c.MaxBytes, c.MaxMatches, c.MaxMatchesPerFile, c.ContextLines = OutputCount, "", s.lim.MaxAnswerBytes, 0, 0, nil
-	res, err := s.grep(ctx, c, false)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			return &GrepPlace{AtLeast: true} // out of time before counting: the page's own lines and files
+	r := g.r
+	p := &GrepPlace{}
+	after := "" // the last file counted
+	for {
+		q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
+			WholeWord: r.WholeWord, MaxMatches: g.countMatches(), Compiled: g.compiled, CandidatesOnly: !g.o.fromElsewhere(),
+			Filter: func(path string) bool { _, ok := g.sc.files[path]; return ok && path > after },
+			Tally:  func(string) bool { return true }}
+		sr, err := s.pkgs.Search(ctx, g.o, q)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+				p.AtLeast = true // out of time: what was counted, and the page's own
+				return p
+			}
+			return nil
 		}
-		return nil
+		for _, m := range sr.Result.Matches {
+			p.Lines += m.Count
+			p.Files++
+			after = m.File
+		}
+		switch sr.Result.TruncatedBy {
+		case "":
+			return p
+		case index.TruncMaxMatches, index.TruncOutputBytes:
+			if len(sr.Result.Matches) > 0 {
+				continue // the call's own bound: go on after the last file
+			}
+		}
+		p.AtLeast = true
+		return p
 	}
-	p := &GrepPlace{Files: len(res.Files), AtLeast: res.Truncated}
-	for _, f := range res.Files {
-		p.Lines += f.Count
-	}
-	return p
 }
 
 // cutPlace splits a cursor withPlace wrote into the place so far (with

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
 )
 
@@ -193,5 +194,45 @@ func TestGrepContextLinesCutWithAMarker(t *testing.T) {
 	}
 	if want := long[:512] + " [… line cut at 512 of 602 bytes; read the rest with offset=4, column=513]"; len(m.After) != 1 || m.After[0] != want {
 		t.Errorf("after %q\nwant %q", m.After, want)
+	}
+}
+
+// TestGrepPlaceCountsEveryPage: the first page of a cut grep says how many
+// matching lines and files the grep has in all, and that is what its
+// pages give: a same-bytes entry's lines counted, include applied, the
+// count split over searches when one search's max-matches of files cannot
+// hold it; later pages carry the same totals.
+func TestGrepPlaceCountsEveryPage(t *testing.T) {
+	files, _ := pagedFiles()
+	for i := range 6 { // copies of one declaration: folded on the pages, counted in the place
+		files[fmt.Sprintf("types/copy-%d.d.ts", i)] = files["dist/cjs/file-001.d.ts"]
+	}
+	svc, _ := newServiceReg(t, files, func(c *config.Config) {
+		c.GrepCountTime = 0                      // exact: no time bound
+		c.DefaultMaxMatches, c.MaxMatches = 7, 7 // a count of 80-odd files takes many searches
+	})
+	for _, include := range [][]string{nil, {"*.d.ts", "*.js"}} {
+		r := explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit", Include: include, MaxBytes: explore.MinAnswerBytes}
+		pages := walk(t, func(r explore.Request) (*explore.GrepResult, error) { return svc.Grep(t.Context(), r) }, r, explore.MinAnswerBytes,
+			func(g *explore.GrepResult) explore.Answer { return g.Answer })
+		lines, inFiles := 0, map[string]bool{}
+		for _, g := range pages {
+			for _, m := range g.Matches {
+				inFiles[m.File] = true
+				if m.SameBytesAs != "" {
+					lines += m.MatchingLines
+				} else {
+					lines++
+				}
+			}
+		}
+		if len(pages) < 2 {
+			t.Fatalf("include %v: %d page; want a cut grep", include, len(pages))
+		}
+		for i, g := range pages {
+			if p := g.Place; p == nil || p.Lines != lines || p.Files != len(inFiles) || p.AtLeast {
+				t.Errorf("include %v, page %d: place %+v; want %d lines in %d files, exact", include, i+1, g.Place, lines, len(inFiles))
+			}
+		}
 	}
 }

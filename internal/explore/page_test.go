@@ -27,13 +27,17 @@ func newService(t *testing.T, files map[string]string) *explore.Service {
 }
 
 // newServiceReg is newService and its fake registry.
-func newServiceReg(t *testing.T, files map[string]string) (*explore.Service, *fakeregistry.Registry) {
+// Each of set changes the mirror's configuration.
+func newServiceReg(t *testing.T, files map[string]string, set ...func(*config.Config)) (*explore.Service, *fakeregistry.Registry) {
 	t.Helper()
 	reg := fakeregistry.New(t)
 	reg.ServeSearch()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.ProjectDir = t.TempDir()
+	for _, f := range set {
+		f(&cfg)
+	}
 	empty := filepath.Join(t.TempDir(), "npmrc")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
