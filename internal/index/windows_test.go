@@ -286,9 +286,10 @@ func testTallyCountsAFileInOneMatch(t *testing.T, build builder) {
 
 // TestMoreInLineCountsEveryHitOfARareLiteral: a literal that a long line
 // holds a few times among filler, each hit anywhere (across the 64-byte
-// blocks' edges too): the line's matches after its windows are counted
-// from the blocks that can hold them, and the count is every hit that no
-// window shows, as strings.Count finds them; FromColumn starts at each.
+// blocks' edges too), alone or inside a pattern: the line's matches after
+// its window are found from the blocks that can hold the literal, and
+// they are every match FindAll finds that the window does not show;
+// FromColumn starts at each (or a byte before it).
 func TestMoreInLineCountsEveryHitOfARareLiteral(t *testing.T) {
 	inBothForms(t, testMoreInLineCountsEveryHitOfARareLiteral)
 }
@@ -298,7 +299,7 @@ func testMoreInLineCountsEveryHitOfARareLiteral(t *testing.T, build builder) {
 	const lit = "useRouter"
 	var lines []string
 	for range 30 {
-		b := []byte(strings.Repeat("abcdefg hij.", 1000)) // 12,000 bytes, no lit trigram but "use"'s neighbours
+		b := []byte(strings.Repeat("abcdefg hij.", 1000)) // 12,000 bytes holding none of the literal's trigrams
 		for range 1 + rng.IntN(12) {
 			at := rng.IntN(len(b) - len(lit))
 			copy(b[at:], lit)
@@ -312,32 +313,55 @@ func testMoreInLineCountsEveryHitOfARareLiteral(t *testing.T, build builder) {
 	ix := build(t, docs, smallBlocks())
 	lim := DefaultSearchLimits()
 	lim.MaxLineWindow, lim.MaxWindowsPerLine, lim.MaxLineMatchesCounted = 16, 1, 1<<20
-	res, err := ix.Search(context.Background(), Query{Pattern: lit, MaxMatches: 1000}, lim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Matches) != len(lines) {
-		t.Fatalf("%d matching lines, want %d", len(res.Matches), len(lines))
-	}
-	for _, m := range res.Matches {
-		var i int
-		fmt.Sscanf(m.File, "f%02d.js", &i)
-		all := regexp.MustCompile(lit).FindAllStringIndex(lines[i], -1)
-		if m.Column != all[0][0]+1 || m.MoreInLine != len(all)-1 {
-			t.Errorf("%s: first at %d, %d more; want %d, %d", m.File, m.Column, m.MoreInLine, all[0][0]+1, len(all)-1)
-		}
-		if len(all) > 1 && m.MoreColumn != all[1][0]+1 {
-			t.Errorf("%s: more from %d, want %d", m.File, m.MoreColumn, all[1][0]+1)
-		}
-		for k, loc := range all {
-			col := loc[0] + 1 - k%2 // at the hit, or a byte before it
-			r, err := ix.Search(context.Background(), Query{Pattern: lit, MaxMatches: 1,
-				Filter: func(p string) bool { return p == m.File }, FromColumn: func(string, int) int { return col }}, lim)
-			if err != nil {
-				t.Fatal(err)
+	// more is how many of all[from:] the window [0, shown) does not show.
+	more := func(all [][]int, from, shown int) int {
+		n := 0
+		for _, loc := range all[from:] {
+			if loc[1] > shown {
+				n++
 			}
-			if len(r.Matches) != 1 || r.Matches[0].Column != loc[0]+1 || r.Matches[0].MoreInLine != len(all)-1-k {
-				t.Errorf("%s from %d: %+v; want the match at %d, %d more", m.File, col, r.Matches, loc[0]+1, len(all)-1-k)
+		}
+		return n
+	}
+	for _, pat := range []string{lit, `\w+Router`, `use\w*`, `\buseR\w+`, `[a-z]eRouter\b`} {
+		re := regexp.MustCompile(pat)
+		res, err := ix.Search(context.Background(), Query{Pattern: pat, MaxMatches: 1000}, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for _, l := range lines {
+			if re.MatchString(l) {
+				want++
+			}
+		}
+		if len(res.Matches) != want {
+			t.Fatalf("%s: %d matching lines, want %d", pat, len(res.Matches), want)
+		}
+		for _, m := range res.Matches {
+			var i int
+			fmt.Sscanf(m.File, "f%02d.js", &i)
+			all := re.FindAllStringIndex(lines[i], -1)
+			if m.Column != all[0][0]+1 || m.MoreInLine != more(all, 1, m.TextOffset+len(m.Text)) {
+				t.Errorf("%s in %s: first at %d, %d more; want %d, %d", pat, m.File, m.Column, m.MoreInLine, all[0][0]+1, more(all, 1, m.TextOffset+len(m.Text)))
+			}
+			for k, loc := range all {
+				col := loc[0] + 1 - k%2 // at the match, or a byte before it
+				if k%2 == 1 && all[k-1][1] > loc[0]-1 {
+					col = loc[0] + 1 // the byte before ends the match before
+				}
+				r, err := ix.Search(context.Background(), Query{Pattern: pat, MaxMatches: 1,
+					Filter: func(p string) bool { return p == m.File }, FromColumn: func(string, int) int { return col }}, lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Matches) != 1 || r.Matches[0].Column != loc[0]+1 {
+					t.Errorf("%s in %s from %d: %+v; want the match at %d", pat, m.File, col, r.Matches, loc[0]+1)
+					continue
+				}
+				if got, w := r.Matches[0].MoreInLine, more(all, k+1, r.Matches[0].TextOffset+len(r.Matches[0].Text)); got != w {
+					t.Errorf("%s in %s from %d: %d more, want %d", pat, m.File, col, got, w)
+				}
 			}
 		}
 	}
