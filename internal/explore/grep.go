@@ -77,6 +77,60 @@ func (m GrepMatch) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(m))
 }
 
+// cost is Cost(m), counted rather than encoded: a page weighs every match
+// it takes, and json.Marshal of each (through MarshalJSON, whose output
+// encoding/json compacts again) was a sixth of a warm grep's CPU (three
+// 0.187.0's WebGLRenderer, 207 matches a page). TestGrepMatchCost and
+// FuzzGrepMatchCost hold it to Cost.
+func (m GrepMatch) cost() int {
+	if m.SameBytesAs != "" {
+		return len(`{"file":,"sameBytesAs":,"matchingLines":}`) + StringCost(m.File) + StringCost(m.SameBytesAs) + digits(int64(m.MatchingLines)) + 1
+	}
+	n := len(`{"file":,"line":,"column":,"text":}`) + StringCost(m.File) + digits(int64(m.Line)) + digits(int64(m.Column)) + StringCost(m.Text)
+	num := func(name string, v int) { // ,"name":v, omitted when 0
+		if v != 0 {
+			n += len(name) + len(`,"":`) + digits(int64(v))
+		}
+	}
+	strs := func(name string, l []string) { // ,"name":["a","b"], omitted when empty
+		if len(l) > 0 {
+			n += len(name) + len(`,"":[]`) + len(l) - 1
+			for _, s := range l {
+				n += StringCost(s)
+			}
+		}
+	}
+	num("textOffset", m.TextOffset)
+	num("lineBytes", m.LineBytes)
+	if len(m.Windows) > 0 {
+		n += len(`,"windows":[]`) + len(m.Windows) - 1
+		for _, w := range m.Windows {
+			n += len(`{"column":,"text":,"textOffset":}`) + digits(int64(w.Column)) + StringCost(w.Text) + digits(int64(w.TextOffset))
+		}
+	}
+	num("moreInLine", m.MoreInLine)
+	num("moreColumn", m.MoreColumn)
+	if m.MoreInLineCapped {
+		n += len(`,"moreInLineCapped":true`)
+	}
+	if m.MoreNext != nil {
+		n += len(`,"moreNext":`) + Cost(m.MoreNext) - 1
+	}
+	strs("before", m.Before)
+	strs("after", m.After)
+	num("matchingLines", m.MatchingLines)
+	return n + 1
+}
+
+// cost is Cost(f), counted rather than encoded (as GrepMatch.cost).
+func (f GrepFile) cost() int {
+	n := len(`{"path":}`) + StringCost(f.Path) + 1
+	if f.Count != 0 {
+		n += len(`,"count":`) + digits(int64(f.Count))
+	}
+	return n
+}
+
 // SkippedFile is a file grep did not search, and why (e.g. "binary").
 type SkippedFile struct {
 	Path   string `json:"path"`
@@ -797,7 +851,7 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 			if mt.Count > 0 {
 				gm = GrepMatch{File: mt.File, SameBytesAs: g.sc.files[mt.File].sameAs, MatchingLines: mt.Count}
 			}
-			cost = max(Cost(gm), textCost(gm))
+			cost = max(gm.cost(), textCost(gm))
 			for g.b.items == 0 && cost > g.b.Left() && len(gm.Windows) > 0 {
 				// The page's first item is always taken: a long line's
 				// windows past the budget go to its moreNext instead.
@@ -805,10 +859,10 @@ func (g *grepPage) takeMatches(ir index.Result, file *string, line *int) string 
 				gm.Windows = gm.Windows[:len(gm.Windows)-1]
 				gm.MoreInLine, gm.MoreColumn, gm.MoreInLineCapped = gm.MoreInLine+1, w.Column, true
 				gm.MoreNext = g.lineNext(gm.File, gm.Line, gm.MoreColumn)
-				cost = max(Cost(gm), textCost(gm))
+				cost = max(gm.cost(), textCost(gm))
 			}
 		} else {
-			cost = Cost(GrepFile{Path: mt.File})
+			cost = GrepFile{Path: mt.File}.cost()
 		}
 		if !g.b.Take(cost) {
 			return TruncMaxBytes
@@ -885,7 +939,7 @@ func (g *grepPage) takeCounts(ir index.Result, file *string, line *int) (string,
 		g.res.Note("%s has more matching lines than one search counts; its count is a lower bound", runs[0].path)
 	}
 	for _, rn := range runs {
-		if !g.b.Take(Cost(GrepFile{Path: rn.path, Count: rn.n})) {
+		if !g.b.Take(GrepFile{Path: rn.path, Count: rn.n}.cost()) {
 			return TruncMaxBytes, nil
 		}
 		g.res.Files = append(g.res.Files, GrepFile{Path: rn.path, Count: rn.n})

@@ -160,8 +160,9 @@ func Cost(v any) int {
 }
 
 // StringCost is the size of s as a JSON string: encoding/json escapes
-// <, >, & (6 bytes each), control bytes and invalid UTF-8, so a .d.ts
-// full of generics costs more than its length.
+// <, >, & (6 bytes each), control bytes (2 bytes for \b, \f, \n, \r and
+// \t, 6 for the others) and invalid UTF-8, so a .d.ts full of generics
+// costs more than its length.
 func StringCost(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
@@ -178,7 +179,7 @@ func runeCost(s string, i int) (cost, size int) {
 	c := s[i]
 	if c < utf8.RuneSelf {
 		switch {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
 			return 2, 1
 		case c < 0x20 || c == '<' || c == '>' || c == '&':
 			return 6, 1
