@@ -3,13 +3,16 @@
 # index alone, in one run (issue 27's guard: the overhead of shaping an
 # answer stays within 1.5x of the index search plus 1 ms).
 #
-# It packs next@16.4.6 and lucide-react@1.81.0 (npm pack, through npm's
-# configured registry) into WORKDIR and unpacks them for ripgrep; starts
+# It packs next@16.4.6, lucide-react@1.81.0, typescript@5.9.3 and
+# three@0.187.0 (npm pack, through npm's configured registry) into WORKDIR
+# and unpacks them for ripgrep; starts
 # the mirror of this tree (and, with BEFORE=path/to/mirror, an older
 # build) on fresh embedded stores, warms each version (cold ingest + index
 # build, timed), then, round after round, alternates for every case: a
-# curl to each mirror and `rg -n -uu` over the unpacked tarball. Medians of
-# RUNS rounds (default 15). Then BenchmarkGrepOverhead gives, in process,
+# curl to each mirror (its time_total) and `rg -n -uu` over the unpacked
+# tarball (wall time from bash's EPOCHREALTIME, process start included).
+# Medians of RUNS rounds (default 15). The target column is issue 27's
+# ratio to ripgrep for the case. Then BenchmarkGrepOverhead gives, in process,
 # the same pages' time (explore) and the time they spent in their index
 # searches (index); HTTP/index is the end-to-end overhead.
 #   BEFORE=/tmp/mirror-main bench/grep/http.sh [WORKDIR]
@@ -21,7 +24,7 @@ for tool in go npm rg curl python3; do
 	command -v "$tool" >/dev/null || { echo "http.sh: $tool not found" >&2; exit 1; }
 done
 mkdir -p "$work/tgz"
-for spec in next@16.4.6 lucide-react@1.81.0; do
+for spec in next@16.4.6 lucide-react@1.81.0 typescript@5.9.3 three@0.187.0; do
 	dir="$work/${spec/@/-}"
 	if [ ! -d "$dir/package" ]; then
 		mkdir -p "$dir"
@@ -60,11 +63,16 @@ cases=(
 	'next|16.4.6|useRouter|,"maxMatches":5'
 	'next|16.4.6|useRouter|,"include":["*.d.ts"]'
 	'next|16.4.6|function\\s+\\w+Sync|'
+	'typescript|5.9.3|createProgram|'
+	'three|0.187.0|WebGLRenderer|'
 )
+# issue 27's target: how many times faster than ripgrep (cases without one: -)
+declare -A target=(['lucide-react|1.81.0|ArrowLeft|']=10 ['next|16.4.6|useRouter|']=30
+	['next|16.4.6|function\\s+\\w+Sync|']=15 ['typescript|5.9.3|createProgram|']=5 ['three|0.187.0|WebGLRenderer|']=5)
 req() { printf '{"action":"grep","packageName":"%s","version":"%s","pattern":"%s"%s}' "$1" "$2" "$3" "$4"; }
 time_req() { curl -s -o /dev/null -w '%{time_total}\n' -d "$2" "127.0.0.1:$1/v1/explore"; }
 for i in "${!ports[@]}"; do
-	for pkg in 'lucide-react|1.81.0|ArrowLeft|' 'next|16.4.6|useRouter|'; do
+	for pkg in 'lucide-react|1.81.0|ArrowLeft|' 'next|16.4.6|useRouter|' 'typescript|5.9.3|createProgram|' 'three|0.187.0|WebGLRenderer|'; do
 		IFS='|' read -r n v p x <<<"$pkg"
 		echo "${labels[$i]}: cold first grep of $n@$v (ingest + index build): $(time_req "${ports[$i]}" "$(req "$n" "$v" "$p" "$x")")s"
 	done
@@ -83,7 +91,9 @@ for _ in $(seq "$runs"); do
 			t["$c|${labels[$i]}"]+="$(time_req "${ports[$i]}" "$(req "$n" "$v" "$p" "$x")") "
 		done
 		rgpat=$(printf '%b' "${p//\\\\/\\}")
-		t["$c|rg"]+="$( { /usr/bin/time -f %e rg -n -uu "$rgpat" "$work/$n-$v/package" >/dev/null; } 2>&1 | tail -1) "
+		t0=$EPOCHREALTIME
+		rg -n -uu "$rgpat" "$work/$n-$v/package" >/dev/null
+		t["$c|rg"]+="$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.6f", b - a}') "
 	done
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]*1000}'; }
@@ -99,9 +109,9 @@ done <<<"$bench"
 
 printf '\n| grep | rg -n -uu | index (in process) | explore (in process) | HTTP |'
 [ -n "${BEFORE:-}" ] && printf ' HTTP before |'
-printf ' HTTP / index | rg / HTTP |\n|---|---:|---:|---:|---:|'
+printf ' HTTP / index | rg / HTTP | target |\n|---|---:|---:|---:|---:|'
 [ -n "${BEFORE:-}" ] && printf -- '---:|'
-printf -- '---:|---:|\n'
+printf -- '---:|---:|---:|\n'
 for c in "${cases[@]}"; do
 	IFS='|' read -r n v p x <<<"$c"
 	key="$n/$(printf '%b' "${p//\\\\/\\}")"
@@ -113,5 +123,6 @@ for c in "${cases[@]}"; do
 	h=$(median <<<"${t["$c|after"]}")
 	printf '| %s@%s `%s`%s | %s ms | %s ms | %s ms | %s ms |' "$n" "$v" "$(printf '%b' "${p//\\\\/\\}")" "$x" "$rgm" "${ix[$key]:-?}" "${ex[$key]:-?}" "$h"
 	[ -n "${BEFORE:-}" ] && printf ' %s ms |' "$(median <<<"${t["$c|before"]}")"
-	awk -v h="$h" -v i="${ix[$key]:-0}" -v r="$rgm" 'BEGIN {printf " %.2fx | %.1fx |\n", (i > 0 ? h/i : 0), r/h}'
+	awk -v h="$h" -v i="${ix[$key]:-0}" -v r="$rgm" -v g="${target[$c]:--}" \
+		'BEGIN {printf " %.2fx | %.1fx | %s |\n", (i > 0 ? h/i : 0), r/h, (g == "-" ? "-" : "≥ " g "x")}'
 done

@@ -29,8 +29,9 @@ import (
 //
 //	PKGSCOPE_BENCH_TGZ=/tmp/tgz go test -run '^$' -bench GrepOverhead -benchtime 30x ./internal/explore/
 //
-// PKGSCOPE_BENCH_TGZ is a directory holding lucide-react-1.81.0.tgz and
-// next-16.4.6.tgz (npm pack); unset, the benchmark is skipped, so the
+// PKGSCOPE_BENCH_TGZ is a directory holding lucide-react-1.81.0.tgz,
+// next-16.4.6.tgz, typescript-5.9.3.tgz and three-0.187.0.tgz (npm pack:
+// issue 27's five cases); unset, the benchmark is skipped, so the
 // default test run needs no network. bench/grep/http.sh runs it beside
 // ripgrep and the HTTP round trip.
 func BenchmarkGrepOverhead(b *testing.B) {
@@ -52,6 +53,8 @@ func BenchmarkGrepOverhead(b *testing.B) {
 		{"next", "16.4.6", "useRouter", "maxMatches5", next},
 		{"next", "16.4.6", "useRouter", "dts", dts},
 		{"next", "16.4.6", `function\s+\w+Sync`, "", nil},
+		{"typescript", "5.9.3", "createProgram", "", nil},
+		{"three", "0.187.0", "WebGLRenderer", "", nil},
 	} {
 		if !published[c.name] {
 			published[c.name] = true
