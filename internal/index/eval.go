@@ -42,12 +42,15 @@ const skipListBytesPerUnit = 1024
 // decode expands a posting list into block ids (or group ids when group
 // is set).
 func (ix *Index) decode(b []byte, group bool) ([]uint32, error) {
-	out := make([]uint32, 0, len(b))
-	err := ix.walk(b, group, func(u uint32) bool {
-		out = append(out, u)
-		return true
-	})
-	return out, err
+	out := make([]uint32, 0, len(b)) // each id takes at least a byte
+	it := postingIter{ix: ix, b: b, group: group}
+	for {
+		n := it.fill(out[len(out):cap(out)])
+		if n == 0 {
+			return out, it.err
+		}
+		out = out[:len(out)+n]
+	}
 }
 
 // intersectList returns the ids of acc (sorted, owned by the caller and
@@ -56,59 +59,83 @@ func (ix *Index) decode(b []byte, group bool) ([]uint32, error) {
 func (ix *Index) intersectList(acc []uint32, b []byte, group bool) ([]uint32, error) {
 	out := acc[:0]
 	j := 0
-	err := ix.walk(b, group, func(u uint32) bool {
-		for j < len(acc) && acc[j] < u {
-			j++
+	it := postingIter{ix: ix, b: b, group: group}
+	var buf [256]uint32
+	for j < len(acc) {
+		n := it.fill(buf[:])
+		if n == 0 {
+			break
 		}
-		if j == len(acc) {
-			return false
+		for _, u := range buf[:n] {
+			for j < len(acc) && acc[j] < u {
+				j++
+			}
+			if j == len(acc) {
+				break
+			}
+			if acc[j] == u {
+				out = append(out, u)
+				j++
+			}
 		}
-		if acc[j] == u {
-			out = append(out, u)
-			j++
-		}
-		return true
-	})
-	return out, err
+	}
+	return out, it.err
 }
 
-// walk calls f with each id of posting list b, in increasing order, until
-// f returns false. Block ids map to group ids when group is set (each
-// group once). A list that is not strictly increasing or names a block
-// out of range is corrupt.
-func (ix *Index) walk(b []byte, group bool, f func(uint32) bool) error {
-	var id uint64
-	last := uint32(1<<32 - 1)
-	for i := 0; len(b) > 0; i++ {
+// postingIter decodes a posting list, a buffer of ids at a time: a call
+// per id (a closure over each) made an intersection cost ~9 ns a byte,
+// most of a warm grep's candidate evaluation (next 16.4.6's useRouter:
+// 0.39 ms for seven lists of 2-21 KB).
+type postingIter struct {
+	ix    *Index
+	b     []byte // what is left to decode
+	group bool   // map block ids to group ids (each group once)
+	n     int    // ids decoded so far
+	id    uint64
+	last  uint32
+	err   error
+}
+
+// fill decodes the next ids of the list into buf and returns how many;
+// 0 at its end or at a defect (it.err). A list that is not strictly
+// increasing or names a block out of range is corrupt.
+func (it *postingIter) fill(buf []uint32) int {
+	b, blocks := it.b, it.ix.blocks
+	k := 0
+	for k < len(buf) && len(b) > 0 {
 		var d uint64
 		if b[0] < 0x80 {
 			d, b = uint64(b[0]), b[1:]
 		} else {
 			v, n := binary.Uvarint(b)
 			if n <= 0 {
-				return corrupt("bad posting list")
+				it.err, it.b = corrupt("bad posting list"), nil
+				return 0
 			}
 			d, b = v, b[n:]
 		}
-		if i > 0 && d == 0 {
-			return corrupt("posting list not increasing")
+		if it.n > 0 && d == 0 {
+			it.err, it.b = corrupt("posting list not increasing"), nil
+			return 0
 		}
-		id += d
-		if id >= uint64(len(ix.blocks)) {
-			return corrupt("posting names block %d of %d", id, len(ix.blocks))
+		it.n++
+		it.id += d
+		if it.id >= uint64(len(blocks)) {
+			it.err, it.b = corrupt("posting names block %d of %d", it.id, len(blocks)), nil
+			return 0
 		}
-		u := uint32(id)
-		if group {
-			if u = ix.blocks[id].group; u == last {
+		u := uint32(it.id)
+		if it.group {
+			if u = blocks[it.id].group; u == it.last && it.n > 1 {
 				continue
 			}
-			last = u
+			it.last = u
 		}
-		if !f(u) {
-			return nil
-		}
+		buf[k] = u
+		k++
 	}
-	return nil
+	it.b = b
+	return k
 }
 
 // eval evaluates a codesearch trigram query over the units.
