@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -23,16 +22,21 @@ type Searcher interface {
 }
 
 // GrepMatch is one matching line, or (SameBytesAs set) a file whose
-// lines are those of a file given before.
+// lines are those of a file given before: that entry has no line, column
+// or text, so its JSON is {file, sameBytesAs, matchingLines}. (Its shape
+// comes from omitzero, not a MarshalJSON: encoding/json re-marshals and
+// compacts a Marshaler's output, and that made encoding a 32 KB grep
+// answer ten times slower, half of a small warm grep's CPU.)
 type GrepMatch struct {
 	File string `json:"file"`
-	Line int    `json:"line"`
+	Line int    `json:"line,omitzero"` // 1-based: 0 only in a same-bytes entry
 	// Column is the 1-based byte column of the first match in the line.
-	Column int `json:"column"`
+	Column int `json:"column,omitzero"`
 	// Text is the line, or, for a long line, a window of it around the
 	// match starting at byte TextOffset of the line (read the line in full
-	// with read's column windows).
-	Text       string `json:"text"`
+	// with read's column windows). It is left out of the JSON for an empty
+	// line, as in a same-bytes entry.
+	Text       string `json:"text,omitzero"`
 	TextOffset int    `json:"textOffset,omitempty"`
 	LineBytes  int    `json:"lineBytes,omitempty"`
 	// Windows show a long line's later matches, one window each (up to
@@ -64,33 +68,21 @@ type GrepWindow struct {
 	TextOffset int    `json:"textOffset"`
 }
 
-// MarshalJSON writes a same-bytes entry as its three fields only.
-func (m GrepMatch) MarshalJSON() ([]byte, error) {
-	type plain GrepMatch
-	if m.SameBytesAs != "" {
-		return json.Marshal(struct {
-			File          string `json:"file"`
-			SameBytesAs   string `json:"sameBytesAs"`
-			MatchingLines int    `json:"matchingLines"`
-		}{m.File, m.SameBytesAs, m.MatchingLines})
-	}
-	return json.Marshal(plain(m))
-}
-
 // cost is Cost(m), counted rather than encoded: a page weighs every match
-// it takes, and json.Marshal of each (through MarshalJSON, whose output
-// encoding/json compacts again) was a sixth of a warm grep's CPU (three
-// 0.187.0's WebGLRenderer, 207 matches a page). TestGrepMatchCost and
+// it takes, and json.Marshal of each was a sixth of a warm grep's CPU
+// (three 0.187.0's WebGLRenderer, 207 matches a page). TestGrepMatchCost and
 // FuzzGrepMatchCost hold it to Cost.
 func (m GrepMatch) cost() int {
-	if m.SameBytesAs != "" {
-		return len(`{"file":,"sameBytesAs":,"matchingLines":}`) + StringCost(m.File) + StringCost(m.SameBytesAs) + digits(int64(m.MatchingLines)) + 1
-	}
-	n := len(`{"file":,"line":,"column":,"text":}`) + StringCost(m.File) + digits(int64(m.Line)) + digits(int64(m.Column)) + StringCost(m.Text)
+	n := len(`{"file":}`) + StringCost(m.File)
 	num := func(name string, v int) { // ,"name":v, omitted when 0
 		if v != 0 {
 			n += len(name) + len(`,"":`) + digits(int64(v))
 		}
+	}
+	num("line", m.Line)
+	num("column", m.Column)
+	if m.Text != "" {
+		n += len(`,"text":`) + StringCost(m.Text)
 	}
 	strs := func(name string, l []string) { // ,"name":["a","b"], omitted when empty
 		if len(l) > 0 {
@@ -118,6 +110,9 @@ func (m GrepMatch) cost() int {
 	}
 	strs("before", m.Before)
 	strs("after", m.After)
+	if m.SameBytesAs != "" {
+		n += len(`,"sameBytesAs":`) + StringCost(m.SameBytesAs)
+	}
 	num("matchingLines", m.MatchingLines)
 	return n + 1
 }
