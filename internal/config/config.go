@@ -219,6 +219,9 @@ type Config struct {
 	// GrepCountTime bounds the count of all matching lines behind the
 	// first page of a cut grep (explore.Limits.GrepCountTime).
 	GrepCountTime time.Duration
+	// GrepCountsBeside is how many of those counts may run beside their
+	// pages at once (explore.Limits.GrepCountsBeside).
+	GrepCountsBeside int
 	// DiffPairFiles bounds what diffs keep of the version pairs they
 	// compared (the changes, which files print): files of both listings,
 	// summed over the pairs; 0 keeps none.
@@ -546,6 +549,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Int(&c.GrepMatchesPerFile, "grep-matches-per-file", "matches of one file on grep's first pass over the files, when maxMatchesPerFile is not given")
 	b.Int(&c.DiffPairFiles, "diff-pair-files", "files (both listings, summed over version pairs) whose diff changes and printed/unprinted state are kept between requests; 0 keeps none")
 	b.Dur(&c.GrepCountTime, "grep-count-time", "longest the first page of a cut grep spends counting all matching lines; past it the page says \"at least N\" (0: count to the end)")
+	b.Int(&c.GrepCountsBeside, "grep-counts-beside", "first grep pages whose count of all matching lines may run at once beside the page, on another core (default: one fewer than the cores); past it, or with 0, a page counts after it is filled")
 	b.Int(&c.GrepScopeFiles, "grep-scope-files", "files (summed over versions) whose grep ranking and same-bytes tables are kept between requests; 0 keeps none")
 	b.Int(&c.DeprecationNoteBytes, "deprecation-note-bytes", "bytes of a version's deprecation message an answer about it quotes in its notes")
 
@@ -706,6 +710,9 @@ func (c Config) Validate() error {
 	positive("max-index-bytes", c.MaxIndexBytes)
 	if c.GrepCountTime < 0 {
 		errs = append(errs, fmt.Errorf("grep-count-time must not be negative, got %s", c.GrepCountTime))
+	}
+	if c.GrepCountsBeside < 0 {
+		errs = append(errs, fmt.Errorf("grep-counts-beside must not be negative, got %d", c.GrepCountsBeside))
 	}
 	if c.GrepScopeFiles < 0 {
 		errs = append(errs, fmt.Errorf("grep-scope-files must not be negative, got %d", c.GrepScopeFiles))

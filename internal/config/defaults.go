@@ -126,6 +126,7 @@ func Default() Config {
 		GrepMatchesPerFile:   ex.MatchesPerFile,
 		GrepScopeFiles:       ex.GrepScopeFiles,
 		GrepCountTime:        ex.GrepCountTime,
+		GrepCountsBeside:     ex.GrepCountsBeside,
 		DiffPairFiles:        ex.DiffPairFiles,
 		DeprecationNoteBytes: ex.DeprecationNoteBytes,
 		MaxGlobPatterns:      ex.Glob.MaxPatterns,
@@ -289,7 +290,7 @@ func (c Config) Explore() explore.Limits {
 	l.DiffMaxWork, l.DiffPageWork = c.MaxDiffWork, c.MaxDiffPageWork
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
-	l.GrepScopeFiles, l.DiffPairFiles, l.GrepCountTime = c.GrepScopeFiles, c.DiffPairFiles, c.GrepCountTime
+	l.GrepScopeFiles, l.DiffPairFiles, l.GrepCountTime, l.GrepCountsBeside = c.GrepScopeFiles, c.DiffPairFiles, c.GrepCountTime, c.GrepCountsBeside
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

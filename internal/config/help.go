@@ -53,8 +53,9 @@ func ParseHelp(args []string) (HelpRequest, bool) {
 // instead of shown, so the help and docs/OPERATIONS.md read the same
 // everywhere.
 var machineDefaults = map[string]string{
-	"data-dir":         "pkgscope in the user cache directory, e.g. ~/.cache/pkgscope",
-	"compress-workers": "one per core (GOMAXPROCS)",
+	"data-dir":           "pkgscope in the user cache directory, e.g. ~/.cache/pkgscope",
+	"compress-workers":   "one per core (GOMAXPROCS)",
+	"grep-counts-beside": "one fewer than the cores (GOMAXPROCS - 1)",
 }
 
 // Topics are the topics of the groups of settings, in order.

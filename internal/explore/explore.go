@@ -31,6 +31,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/pkgpath"
@@ -80,6 +82,11 @@ type Limits struct {
 	// grep (grepplace.go): past it the page says "at least N" of what
 	// was counted; 0 counts to the end.
 	GrepCountTime time.Duration
+	// GrepCountsBeside is how many of those counts may run at once
+	// beside their pages (on another goroutine, so another core): a
+	// first page then costs the longer of the two, not their sum. Past
+	// it, or at 0, a page counts after it is filled.
+	GrepCountsBeside int
 	// DiffPairFiles bounds what diffs keep of the version pairs they
 	// compared (diffpairs.go): the files of both listings, summed over
 	// the pairs; 0 makes it for every page.
@@ -136,6 +143,7 @@ type Service struct {
 	filler   Filler // Options.Filler, for Fill
 	scopes   *scopes
 	pairs    *diffPairs
+	counts   *semaphore.Weighted // the counts running beside their pages (nil: none)
 }
 
 // New composes the read chain from opt (the order is the package
@@ -153,10 +161,14 @@ func New(opt Options) *Service {
 	}
 	base, full = checked{base}, checked{full}
 	sc, pairs := newScopes(opt.Limits.GrepScopeFiles), newDiffPairs(opt.Limits.DiffPairFiles)
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs}
+	var counts *semaphore.Weighted
+	if n := opt.Limits.GrepCountsBeside; n > 0 {
+		counts = semaphore.NewWeighted(int64(n))
+	}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts}
 		s.stored.stored = s.stored
 	}
 	return s

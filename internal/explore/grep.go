@@ -196,15 +196,18 @@ func (s *Service) Grep(ctx context.Context, r Request) (*GrepResult, error) {
 // grep is Grep; widen says whether an answer with no match runs the
 // widenings its note reports (Service.widen runs them with widen off).
 func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult, error) {
-	g, err := s.page(ctx, r, widen)
+	g, err := s.page(ctx, r, widen, false)
 	if err != nil {
 		return nil, err
 	}
 	return g.res, nil
 }
 
-// page is grep, giving the page it built (its answer is g.res).
-func (s *Service) page(ctx context.Context, r Request, widen bool) (*grepPage, error) {
+// page is grep, giving the page it built (its answer is g.res). With
+// count, a first content page starts counting the grep's matching lines
+// beside itself when a slot is free (startCount; its caller takes the
+// count with g.place or ends it with g.stopCount).
+func (s *Service) page(ctx context.Context, r Request, widen, count bool) (*grepPage, error) {
 	r.Action = "grep"
 	if s.searcher == nil {
 		return nil, ErrGrepUnavailable
@@ -254,11 +257,15 @@ func (s *Service) page(ctx context.Context, r Request, widen bool) (*grepPage, e
 	if mode == OutputContent && g.perFile == 0 {
 		g.perFile = s.lim.MatchesPerFile
 	}
+	if count && r.Cursor == "" && mode == OutputContent {
+		g.startCount()
+	}
 	run := g.run
 	if cur.Column > 0 {
 		run = g.runLine
 	}
 	if err := run(); err != nil {
+		g.stopCount()
 		if errors.Is(err, index.ErrBadPattern) && !r.FixedStrings {
 			return nil, fmt.Errorf("%w (to search for the text as written, set fixedStrings: true)", err)
 		}
@@ -548,6 +555,8 @@ type grepPage struct {
 	// compiled is the pattern compiled once for the page's index calls
 	// (a tier and pass each).
 	compiled *index.Compiled
+	// beside is the count running beside a first page (startCount).
+	beside *besideCount
 }
 
 // scope counts the files include/exclude select and ranks them. A

@@ -33,20 +33,21 @@ type GrepPlace struct {
 const placeCursor = 'p'
 
 // withPlace answers a content grep with its place: the first page of a
-// cut grep counts every matching line (countAll, run only when the page
-// was cut: an uncut page is its own total), later pages read theirs from
-// the cursor. A count that fails leaves the place out; the page is
-// answered as it was.
+// cut grep counts every matching line (countAll: beside the page when a
+// slot is free, else after it, and only when the page was cut: an uncut
+// page is its own total), later pages read theirs from the cursor. A
+// count that fails leaves the place out; the page is answered as it was.
 func (s *Service) withPlace(ctx context.Context, r Request) (*GrepResult, error) {
 	prev, cursor, err := cutPlace(r.Cursor)
 	if err != nil {
 		return nil, err
 	}
 	r.Cursor = cursor
-	g, err := s.page(ctx, r, true)
+	g, err := s.page(ctx, r, true, prev == nil)
 	if err != nil {
 		return nil, err
 	}
+	defer g.stopCount()
 	res := g.res
 	if res.OutputMode != OutputContent || strings.HasPrefix(r.Cursor, "gl") {
 		return res, nil
@@ -57,7 +58,7 @@ func (s *Service) withPlace(ctx context.Context, r Request) (*GrepResult, error)
 	case prev == nil && !res.Truncated:
 		return res, nil // the page is the whole grep: its header is the total
 	case prev == nil:
-		place = g.countAll()
+		place = g.place()
 		if place == nil {
 			return res, nil
 		}
@@ -104,9 +105,11 @@ func pageFiles(ms []GrepMatch) int {
 // count as the page counts them), each counted by the index (Query.Tally),
 // through the page's version and compiled pattern, in one search unless a
 // search's max-matches of files cuts it. grep-count-time bounds it: the
-// count stops with what it counted (AtLeast). Nil when it fails.
-func (g *grepPage) countAll() *GrepPlace {
-	s, ctx := g.s, g.ctx
+// count stops with what it counted (AtLeast). Nil when it fails. It
+// reads only what the page does not change (o is the version the page
+// opened), so it can run beside it.
+func (g *grepPage) countAll(ctx context.Context, o *Opened) *GrepPlace {
+	s := g.s
 	if s.lim.GrepCountTime > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.lim.GrepCountTime)
@@ -117,10 +120,10 @@ func (g *grepPage) countAll() *GrepPlace {
 	after := "" // the last file counted
 	for {
 		q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
-			WholeWord: r.WholeWord, MaxMatches: g.countMatches(), Compiled: g.compiled, CandidatesOnly: !g.o.fromElsewhere(),
+			WholeWord: r.WholeWord, MaxMatches: g.countMatches(), Compiled: g.compiled, CandidatesOnly: !o.fromElsewhere(),
 			Filter: func(path string) bool { _, ok := g.sc.files[path]; return ok && path > after },
 			Tally:  func(string) bool { return true }}
-		sr, err := s.pkgs.Search(ctx, g.o, q)
+		sr, err := s.pkgs.Search(ctx, o, q)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 				p.AtLeast = true // out of time: what was counted, and the page's own
@@ -144,6 +147,51 @@ func (g *grepPage) countAll() *GrepPlace {
 		p.AtLeast = true
 		return p
 	}
+}
+
+// besideCount is a count running beside its page.
+type besideCount struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	place  *GrepPlace
+}
+
+// startCount starts countAll beside the page when one of the service's
+// slots for it is free (grep-counts-beside) and the version is stored (a
+// fallback's count would fetch its files a second time at once).
+func (g *grepPage) startCount() {
+	sem := g.s.counts
+	if sem == nil || g.o.fromElsewhere() || !sem.TryAcquire(1) {
+		return
+	}
+	ctx, cancel := context.WithCancel(g.ctx)
+	c := &besideCount{cancel: cancel, done: make(chan struct{})}
+	o := g.o
+	go func() {
+		defer close(c.done)
+		defer sem.Release(1)
+		c.place = g.countAll(ctx, o)
+	}()
+	g.beside = c
+}
+
+// stopCount ends a count running beside the page, if any, and waits for
+// it: its page needs no total (or failed). It may be called again.
+func (g *grepPage) stopCount() {
+	if c := g.beside; c != nil {
+		c.cancel()
+		<-c.done
+	}
+}
+
+// place is the grep's count: the one beside the page, or one made now.
+func (g *grepPage) place() *GrepPlace {
+	if c := g.beside; c != nil {
+		<-c.done
+		c.cancel()
+		return c.place
+	}
+	return g.countAll(g.ctx, g.o)
 }
 
 // cutPlace splits a cursor withPlace wrote into the place so far (with

@@ -201,16 +201,24 @@ func TestGrepContextLinesCutWithAMarker(t *testing.T) {
 // matching lines and files the grep has in all, and that is what its
 // pages give: a same-bytes entry's lines counted, include applied, the
 // count split over searches when one search's max-matches of files cannot
-// hold it; later pages carry the same totals.
+// hold it, made after the page or beside it; later pages carry the same
+// totals.
 func TestGrepPlaceCountsEveryPage(t *testing.T) {
 	files, _ := pagedFiles()
 	for i := range 6 { // copies of one declaration: folded on the pages, counted in the place
 		files[fmt.Sprintf("types/copy-%d.d.ts", i)] = files["dist/cjs/file-001.d.ts"]
 	}
-	svc, _ := newServiceReg(t, files, func(c *config.Config) {
-		c.GrepCountTime = 0                      // exact: no time bound
-		c.DefaultMaxMatches, c.MaxMatches = 7, 7 // a count of 80-odd files takes many searches
-	})
+	for _, beside := range []int{0, 4} { // the count after the page, or beside it
+		svc, _ := newServiceReg(t, files, func(c *config.Config) {
+			c.GrepCountTime = 0                      // exact: no time bound
+			c.DefaultMaxMatches, c.MaxMatches = 7, 7 // a count of 80-odd files takes many searches
+			c.GrepCountsBeside = beside
+		})
+		placeOnEveryPage(t, svc)
+	}
+}
+
+func placeOnEveryPage(t *testing.T, svc *explore.Service) {
 	for _, include := range [][]string{nil, {"*.d.ts", "*.js"}} {
 		r := explore.Request{Action: "grep", PackageName: "paged", Version: "1.0.0", Pattern: "hit", Include: include, MaxBytes: explore.MinAnswerBytes}
 		pages := walk(t, func(r explore.Request) (*explore.GrepResult, error) { return svc.Grep(t.Context(), r) }, r, explore.MinAnswerBytes,

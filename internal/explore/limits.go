@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/diff"
@@ -38,6 +39,11 @@ func DefaultLimits() Limits {
 		// slower (16 -> 24 ms, alternated on a quiet machine) for a reason
 		// not yet found; 60 ms did not.
 		GrepCountTime: 50 * time.Millisecond,
+		// The count is about as long as the page (next 16.4.6's useRouter:
+		// ~0.7 ms of a 1.9 ms first page); beside it on a second core, a
+		// page waits for the longer of the two. One core stays for the
+		// pages themselves.
+		GrepCountsBeside: max(runtime.GOMAXPROCS(0)-1, 0),
 		// A pair's changes and what was learned of them take well under
 		// 100 bytes a file: 200,000 files (eleven pairs of next's size)
 		// stay under 20 MB.
