@@ -98,7 +98,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	mw := []echo.MiddlewareFunc{
 		SecurityHeaders, // first, so refusals carry them too
 		PrivateAnswers,
-		middleware.RequestID(),
+		middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: requestID}),
 	}
 	// A panic in a handler (a bug) answers that request with the 500 the
 	// error handler writes (its message hidden, the panic and stack
