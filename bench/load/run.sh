@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Load benchmark (docs/BENCHMARKS.md, "Load"): a warm REST read of a small
 # file (2.6 KiB) from the mirror, next to a plain net/http server writing
-# the same bytes from memory (the anchor: the most a Go server does here)
-# and nginx serving them from disk (the ceiling). Targets (issue 27): the
+# the same bytes from memory (the anchor: the most a Go server does here),
+# the same server writing them with the mirror's ten headers (net/http+hdr:
+# what net/http's own work on those headers costs) and nginx serving them
+# from disk (the ceiling). Targets (issue 27): the
 # mirror at 80% of net/http's requests/s or better, its p99 within 2x of
 # net/http's. Needs wrk and nginx (apt-get install wrk nginx); uses Redis
 # when REDIS_URL is set or one answers on 127.0.0.1:6379.
@@ -52,14 +54,15 @@ CONF
 nginx -c "$tmp/nginx.conf" -e "$tmp/nginx-error.log" &
 pids+=($!)
 
-declare -A pid=([net/http]=$pid_registry [mirror]=$pid_mirror [before]=${pid_before:-})
+declare -A pid=([net/http]=$pid_registry [net/http+hdr]=$pid_registry [mirror]=$pid_mirror [before]=${pid_before:-})
 declare -A url=(
   [nginx]=http://127.0.0.1:$nginx_port/index.js
   [net/http]=${registry_url}index.js
+  [net/http+hdr]=${registry_url}headers/index.js
   [mirror]=http://127.0.0.1:$mirror_port/v1/npm/bench-pkg@1.0.0/index.js
   [before]=http://127.0.0.1:$before_port/v1/npm/bench-pkg@1.0.0/index.js
 )
-servers=(nginx net/http $(mirrors))
+servers=(nginx net/http net/http+hdr $(mirrors))
 for s in "${servers[@]}"; do
   for _ in $(seq 100); do curl -sf -o /dev/null "${url[$s]}" && break; sleep 0.1; done
   cmp -s <(curl -sf "${url[$s]}") "$tmp/www/index.js" || { echo "$s does not serve the same bytes" >&2; exit 1; }
@@ -77,7 +80,7 @@ for r in $(seq "$rounds"); do
     echo "$rps" >>"$f.rps"
     echo "$p99" >>"$f.p99"
     echo "$cpu" >>"$f.cpu"
-    printf 'round %d  %-9s %8s req/s  p50 %6s ms  p99 %7s ms  errors %s  CPU %s us/request\n' "$r" "$s" "$rps" "$p50" "$p99" "$err" "$cpu"
+    printf 'round %d  %-12s %8s req/s  p50 %6s ms  p99 %7s ms  errors %s  CPU %s us/request\n' "$r" "$s" "$rps" "$p50" "$p99" "$err" "$cpu"
   done
 done
 echo "load average after: $(loadavg)"
@@ -93,3 +96,6 @@ for s in "${servers[@]}"; do
     'BEGIN { printf "| %s | %.1fk | %.0f%% | %.1f ms | %.2fx | %s |\n", s, rps / 1000, 100 * rps / g, p99, p99 / gp, cpu == "-" ? "-" : cpu " us" }'
 done
 echo "targets: the mirror at 80% of net/http's req/s or more, its p99 at most 2x net/http's"
+h_rps=$(median <"$tmp/net_http+hdr.rps")
+awk -v m="$(median <"$tmp/mirror.rps")" -v h="$h_rps" -v g="$g_rps" \
+  'BEGIN { printf "net/http with the mirror'"'"'s headers: %.0f%% of net/http; the mirror: %.0f%% of it\n", 100 * h / g, 100 * m / h }'

@@ -64,10 +64,15 @@ func (c *charged) Close() error {
 }
 
 // wholeStream serves a body already in memory as a stream.
-func wholeStream(b []byte) store.BlobStream { return &whole{Reader: bytes.NewReader(b), b: b} }
+// One allocation: the reader is held by value.
+func wholeStream(b []byte) store.BlobStream {
+	w := &whole{b: b}
+	w.Reset(b)
+	return w
+}
 
 type whole struct {
-	*bytes.Reader
+	bytes.Reader
 	b []byte
 }
 
