@@ -29,15 +29,12 @@ func DefaultLimits() Limits {
 		// A listing's tables take about 80 bytes a file: 16 MB holds
 		// twenty-three versions the size of next 16.4.6 (8,711 files).
 		GrepScopeFiles: 200_000,
-		// Counting every matching line of a cut grep is a second search of
-		// the whole version: next 16.4.6's function\s+\w+Sync took 375 ms
-		// to count against the page's own ~15 ms, so an answer cost what
-		// the package costs. 50 ms counts a typical package to the end
-		// (next's useRouter, 278 lines in 114 files, in about 10 ms); past
-		// it "at least N" tells an agent there are more pages, which is
-		// what it decides on. A 20 ms bound made that useRouter page 7 ms
-		// slower (16 -> 24 ms, alternated on a quiet machine) for a reason
-		// not yet found; 60 ms did not.
+		// Counting every matching line of a cut grep searches the version
+		// once more, each file counted by the index: about as long as the
+		// page itself (next 16.4.6's useRouter, 278 lines in 114 files:
+		// under a millisecond). 50 ms bounds a pattern that matches
+		// throughout a large package; past it "at least N" tells an agent
+		// there are more pages, which is what it decides on.
 		GrepCountTime: 50 * time.Millisecond,
 		// The count is about as long as the page (next 16.4.6's useRouter:
 		// ~0.7 ms of a 1.9 ms first page); beside it on a second core, a
