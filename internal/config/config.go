@@ -216,6 +216,10 @@ type Config struct {
 	// file's tier, the files with the same bytes): files of the listings
 	// held, summed; 0 makes them for every request.
 	GrepScopeFiles int
+	// FileTreeFiles bounds the file and folder trees list and glob keep
+	// (each version's entries with their totals): files of the listings
+	// held, summed; 0 makes them for every request.
+	FileTreeFiles int
 	// GrepCountTime bounds the count of all matching lines behind the
 	// first page of a cut grep (explore.Limits.GrepCountTime).
 	GrepCountTime time.Duration
@@ -551,6 +555,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Dur(&c.GrepCountTime, "grep-count-time", "longest the first page of a cut grep spends counting all matching lines; past it the page says \"at least N\" (0: count to the end)")
 	b.Int(&c.GrepCountsBeside, "grep-counts-beside", "first grep pages whose count of all matching lines may run at once beside the page, on another core (default: one fewer than the cores); past it, or with 0, a page counts after it is filled")
 	b.Int(&c.GrepScopeFiles, "grep-scope-files", "files (summed over versions) whose grep ranking and same-bytes tables are kept between requests; 0 keeps none")
+	b.Int(&c.FileTreeFiles, "file-tree-files", "files (summed over versions) whose file and folder trees (for list and glob) are kept between requests; 0 keeps none")
 	b.Int(&c.DeprecationNoteBytes, "deprecation-note-bytes", "bytes of a version's deprecation message an answer about it quotes in its notes")
 
 	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "most glob patterns per request")
@@ -716,6 +721,9 @@ func (c Config) Validate() error {
 	}
 	if c.GrepScopeFiles < 0 {
 		errs = append(errs, fmt.Errorf("grep-scope-files must not be negative, got %d", c.GrepScopeFiles))
+	}
+	if c.FileTreeFiles < 0 {
+		errs = append(errs, fmt.Errorf("file-tree-files must not be negative, got %d", c.FileTreeFiles))
 	}
 	if c.DiffPairFiles < 0 {
 		errs = append(errs, fmt.Errorf("diff-pair-files must not be negative, got %d", c.DiffPairFiles))

@@ -125,6 +125,7 @@ func Default() Config {
 		MaxAnswerBytes:       ex.MaxAnswerBytes,
 		GrepMatchesPerFile:   ex.MatchesPerFile,
 		GrepScopeFiles:       ex.GrepScopeFiles,
+		FileTreeFiles:        ex.FileTreeFiles,
 		GrepCountTime:        ex.GrepCountTime,
 		GrepCountsBeside:     ex.GrepCountsBeside,
 		DiffPairFiles:        ex.DiffPairFiles,
@@ -291,6 +292,7 @@ func (c Config) Explore() explore.Limits {
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
 	l.GrepScopeFiles, l.DiffPairFiles, l.GrepCountTime, l.GrepCountsBeside = c.GrepScopeFiles, c.DiffPairFiles, c.GrepCountTime, c.GrepCountsBeside
+	l.FileTreeFiles = c.FileTreeFiles
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

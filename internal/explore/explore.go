@@ -78,6 +78,10 @@ type Limits struct {
 	// files of the listings whose tiers and same-bytes groups are kept,
 	// summed; 0 makes them for every page.
 	GrepScopeFiles int
+	// FileTreeFiles bounds the file and folder trees list, glob and a
+	// read of a folder keep (filetree.go): the files of the listings,
+	// summed; 0 makes them for every request.
+	FileTreeFiles int
 	// GrepCountTime bounds the count behind the first page of a cut
 	// grep (grepplace.go): past it the page says "at least N" of what
 	// was counted; 0 counts to the end.
@@ -144,6 +148,7 @@ type Service struct {
 	scopes   *scopes
 	pairs    *diffPairs
 	counts   *semaphore.Weighted // the counts running beside their pages (nil: none)
+	trees    *trees
 }
 
 // New composes the read chain from opt (the order is the package
@@ -160,15 +165,15 @@ func New(opt Options) *Service {
 		full = &access{next: full, allow: opt.Access}
 	}
 	base, full = checked{base}, checked{full}
-	sc, pairs := newScopes(opt.Limits.GrepScopeFiles), newDiffPairs(opt.Limits.DiffPairFiles)
+	sc, pairs, trees := newScopes(opt.Limits.GrepScopeFiles), newDiffPairs(opt.Limits.DiffPairFiles), newTrees(opt.Limits.FileTreeFiles)
 	var counts *semaphore.Weighted
 	if n := opt.Limits.GrepCountsBeside; n > 0 {
 		counts = semaphore.NewWeighted(int64(n))
 	}
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts, trees: trees}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts, trees: trees}
 		s.stored.stored = s.stored
 	}
 	return s

@@ -63,7 +63,7 @@ func (s *Service) List(ctx context.Context, r Request) (*ListResult, error) {
 		return nil, err
 	}
 	res := &ListResult{Answer: a}
-	if err := ListFiles(res, o.Files, o.Name, o.Name+"@"+o.Version, b, r); err != nil {
+	if err := listFiles(res, s.treeOf(o.Files), o.Files, o.Name, o.Name+"@"+o.Version, b, r); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -84,11 +84,18 @@ func checkDepth(r Request) error {
 // (node_modules/<name>/…) is read from the package root; in names the
 // tree in a not-found error. A package's list and a project's share it.
 func ListFiles(res *ListResult, files []store.File, name, in string, b *Budget, r Request) error {
+	return listFiles(res, nil, files, name, in, b, r)
+}
+
+// listFiles is ListFiles with t, the tree of files when the caller holds
+// one (a stored version's, Service.treeOf); nil makes the tree of the
+// folder listed.
+func listFiles(res *ListResult, t *fileTree, files []store.File, name, in string, b *Budget, r Request) error {
 	if err := checkDepth(r); err != nil {
 		return err
 	}
 	res.Depth, res.Entries = r.Depth, []Entry{}
-	dir, files, err := folder(files, name, in, &res.Answer, r.Path)
+	dir, files, isFile, err := folder(files, name, in, &res.Answer, r.Path)
 	if err != nil {
 		return err
 	}
@@ -98,14 +105,18 @@ func ListFiles(res *ListResult, files []store.File, name, in string, b *Budget, 
 	}
 	res.TotalFiles = len(files)
 	b.ReserveHeader(res.Answer, r)
+	if t == nil || isFile {
+		t = newFileTree(files)
+	}
+	v := t.below(dir)
 	if r.Depth == 0 && r.Cursor == "" {
-		res.Depth = autoDepth(files, dir, b.Left())
+		res.Depth = v.autoDepth(b.Left())
 		if res.Depth > 0 {
 			res.Note("%d files, too many to list in %d bytes: a tree to depth %d; list a folder with path (and depth) to see inside it",
 				len(files), b.Limit(), res.Depth)
 		}
 	}
-	PageEntries(res, tree(files, dir, res.Depth), b, r)
+	v.page(res, res.Depth, b, r)
 	return nil
 }
 
@@ -124,7 +135,8 @@ func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
 		return nil, err
 	}
 	res := &ListResult{Answer: a, Entries: []Entry{}}
-	all, err := pathglob.Select(ctx, m, tree(o.Files, "", -1), func(e Entry) string { return strings.TrimSuffix(e.Path, "/") })
+	t := s.treeOf(o.Files)
+	all, costs, err := t.glob(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("matching the paths of %s@%s: %w", o.Name, o.Version, err)
 	}
@@ -135,10 +147,10 @@ func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
 		}
 	}
 	if r.Cursor == "" {
-		s.globNote(ctx, res, o.Files, r.Patterns, len(all))
+		s.globNote(ctx, res, t, r.Patterns, len(all))
 	}
 	b.ReserveHeader(res.Answer, r)
-	PageEntries(res, all, b, r)
+	pageEntries(res, all, costs, nil, b, r)
 	return res, nil
 }
 
@@ -155,7 +167,8 @@ const maxTopLevelNamed = 12
 // matched nothing otherwise names what the top level holds, to glob or
 // list from there. Its cost is at most a second glob under the same limits
 // (the "**/" patterns compile under s.lim.Glob, or the note is left out).
-func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.File, patterns []string, matched int) {
+func (s *Service) globNote(ctx context.Context, res *ListResult, t *fileTree, patterns []string, matched int) {
+	files := t.listing
 	widened := make([]string, len(patterns))
 	changed := false
 	for i, p := range patterns {
@@ -167,7 +180,7 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 	}
 	if changed {
 		if m, err := pathglob.Compile(widened, s.lim.Glob); err == nil {
-			if wide, err := pathglob.Select(ctx, m, tree(files, "", -1), func(e Entry) string { return strings.TrimSuffix(e.Path, "/") }); err == nil && len(wide) > matched {
+			if wide, _, err := t.glob(ctx, m); err == nil && len(wide) > matched {
 				w, _ := json.Marshal(widened)
 				what := "no path matches"
 				if matched > 0 {
@@ -186,12 +199,15 @@ func (s *Service) globNote(ctx context.Context, res *ListResult, files []store.F
 		return
 	}
 	var top []string
-	for _, e := range tree(files, "", 1) {
+	for i, all := 0, t.below(""); i < len(t.entries); i++ {
+		if !all.shows(i, 1) {
+			continue // below the top level
+		}
 		if len(top) == maxTopLevelNamed {
 			top = append(top, "…")
 			break
 		}
-		top = append(top, e.Path)
+		top = append(top, t.entries[i].Path)
 	}
 	res.Note("no path of the %s matches; the top level holds %s: glob or list from there", english.Count(len(files), "file"), strings.Join(top, ", "))
 }
@@ -271,13 +287,28 @@ func fileTypes(files []store.File) string {
 // paths) after r's cursor while b lasts, cutting res with the request that
 // continues it: list's and glob's paging, a project's too.
 func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
+	pageEntries(res, all, nil, nil, b, r)
+}
+
+// pageEntries is PageEntries over the entries of all that shows selects
+// (nil: every one), costs holding each one's cost (nil: counted here).
+func pageEntries(res *ListResult, all []Entry, costs []int32, shows func(int) bool, b *Budget, r Request) {
 	i := 0
 	if r.Cursor != "" {
 		after := strings.TrimPrefix(r.Cursor, "l:")
 		i = sort.Search(len(all), func(i int) bool { return all[i].Path > after })
 	}
 	for ; i < len(all); i++ {
-		if !b.Take(all[i].cost()) {
+		if shows != nil && !shows(i) {
+			continue
+		}
+		var cost int
+		if costs != nil {
+			cost = int(costs[i])
+		} else {
+			cost = all[i].cost()
+		}
+		if !b.Take(cost) {
 			next := r
 			next.Depth = res.Depth
 			res.Cut(TruncMaxBytes, continued(next, &res.Answer, "l:"+res.Entries[len(res.Entries)-1].Path))
@@ -289,29 +320,29 @@ func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
 
 // folder returns the clean folder raw names among files and the files
 // below it. A path that is a file answers that file alone, in its folder,
-// saying so (as ls FILE does); a missing one is a *NotFoundError naming
-// the closest folders. name and in are ListFiles'.
-func folder(all []store.File, name, in string, a *Answer, raw string) (string, []store.File, error) {
+// saying so (as ls FILE does; isFile); a missing one is a *NotFoundError
+// naming the closest folders. name and in are ListFiles'.
+func folder(all []store.File, name, in string, a *Answer, raw string) (dir string, files []store.File, isFile bool, err error) {
 	if strings.Trim(raw, "/.") == "" {
-		return "", all, nil
+		return "", all, false, nil
 	}
-	dir, err := cleanPath(raw)
+	dir, err = cleanPath(raw)
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
 	for _, d := range candidates(name, dir) {
 		if files := under(all, d); len(files) > 0 {
 			if d != dir {
 				a.Note("path %q was read as %q (paths are relative to the package root)", raw, d)
 			}
-			return d, files, nil
+			return d, files, false, nil
 		}
 		if f, ok := lookup(all, d); ok {
 			a.Note("%q is a file, not a folder: read it", d)
-			return strings.Trim(path.Dir(d), "."), []store.File{f}, nil
+			return strings.Trim(path.Dir(d), "."), []store.File{f}, true, nil
 		}
 	}
-	return "", nil, &NotFoundError{What: fmt.Sprintf("folder %q in %s", dir, in), Hint: closestPaths("", all, dir, true)}
+	return "", nil, false, &NotFoundError{What: fmt.Sprintf("folder %q in %s", dir, in), Hint: closestPaths("", all, dir, true)}
 }
 
 // under returns the files below folder dir (sorted files: a run).
@@ -384,52 +415,6 @@ func tree(files []store.File, dir string, depth int) []Entry {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
-}
-
-// autoDepth picks what a list without depth shows: every file (0) when
-// they fit in left bytes, else the deepest tree that fits (at least 1).
-// Each tree is built once and weighed only until it is over left: a list
-// of next's 8,711 files built, sorted and encoded the whole file tree to
-// learn that it did not fit (issue 27).
-func autoDepth(files []store.File, dir string, left int) int {
-	if filesFit(files, left) {
-		return 0
-	}
-	best := 1
-	t := tree(files, dir, 2)
-	for d := 2; d < 32; d++ {
-		if !entriesFit(t, left) {
-			break
-		}
-		best = d
-		deeper := tree(files, dir, d+1)
-		if len(t) == len(deeper) {
-			break // no deeper level left
-		}
-		t = deeper
-	}
-	return best
-}
-
-// filesFit reports whether tree(files, dir, 0), one file entry per file,
-// costs at most left.
-func filesFit(files []store.File, left int) bool {
-	for _, f := range files {
-		if left -= (Entry{Path: f.Path, Type: EntryFile, Bytes: f.Size}).cost(); left < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// entriesFit reports whether es cost at most left.
-func entriesFit(es []Entry, left int) bool {
-	for _, e := range es {
-		if left -= e.cost(); left < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // cost is Cost(e), counted rather than encoded: listing a package's

@@ -1,11 +1,14 @@
 package explore
 
 import (
+	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/store"
 )
 
@@ -98,4 +101,91 @@ func walkTree(files []store.File, dir string, depth int) []Entry {
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// TestFileTreeAnswersAsTrees: a version's shared tree answers list, a
+// read of a folder and glob as the trees built per request did: the same
+// pages (every depth, folder, cursor and budget), the same automatic
+// depth, the same glob matches.
+func TestFileTreeAnswersAsTrees(t *testing.T) {
+	var files []store.File
+	for i := range 400 {
+		p := fmt.Sprintf("dist/%s/m%03d.js", []string{"a", "a/b", "a/b/c", "esm/x", "b"}[i%5], i)
+		if i%7 == 0 {
+			p = fmt.Sprintf("f%02d.md", i)
+		}
+		files = append(files, store.File{Path: p, Size: int64(i * 37)})
+	}
+	files = append(files, store.File{Path: "dist.js", Size: 1}, store.File{Path: "dist/a/b/c/d/e/f/g/h.d.ts", Size: 9})
+	slices.SortFunc(files, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
+	ft := newFileTree(files)
+	for _, dir := range []string{"", "dist", "dist/a", "dist/a/b/c", "dist/esm/x"} {
+		sub := files
+		if dir != "" {
+			sub = under(files, dir)
+		}
+		v := ft.below(dir)
+		for _, left := range []int{100, 2000, 6000, 10_000, 15_000, 20_000, 1 << 20} {
+			if got, want := v.autoDepth(left), autoDepthByTrees(sub, dir, left); got != want {
+				t.Errorf("dir %q, %d bytes left: automatic depth %d, by trees %d", dir, left, got, want)
+			}
+		}
+		for depth := -1; depth <= 5; depth++ {
+			for _, cursor := range []string{"", "l:" + sub[len(sub)/3].Path, "l:dist/a/"} {
+				r := Request{Cursor: cursor}
+				got, want := &ListResult{}, &ListResult{}
+				v.page(got, depth, &Budget{limit: 3000}, r)
+				PageEntries(want, tree(sub, dir, depth), &Budget{limit: 3000}, r)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("dir %q depth %d cursor %q:\n got %+v\nwant %+v", dir, depth, cursor, got, want)
+				}
+			}
+		}
+	}
+	for _, ps := range [][]string{{"**/*.d.ts"}, {"dist/a/**", "!dist/a/b/c/**"}, {"*"}, {"dist/*/*"}, {"nothing/**"}} {
+		m, err := pathglob.Compile(ps, pathglob.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, costs, err := ft.glob(t.Context(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := pathglob.Select(t.Context(), m, tree(files, "", -1), func(e Entry) string { return strings.TrimSuffix(e.Path, "/") })
+		if !slices.Equal(got, want) {
+			t.Errorf("glob %q:\n got %v\nwant %v", ps, got, want)
+		}
+		for i, e := range got {
+			if int(costs[i]) != e.cost() {
+				t.Errorf("glob %q: %s costs %d, counted %d", ps, e.Path, costs[i], e.cost())
+			}
+		}
+	}
+}
+
+// autoDepthByTrees is view.autoDepth as it was written per request: each
+// tree built and weighed until one is over left.
+func autoDepthByTrees(files []store.File, dir string, left int) int {
+	fits := func(es []Entry) bool {
+		n := 0
+		for _, e := range es {
+			n += e.cost()
+		}
+		return n <= left
+	}
+	if fits(tree(files, dir, 0)) {
+		return 0
+	}
+	best := 1
+	for d := 2; d < 32; d++ {
+		t := tree(files, dir, d)
+		if !fits(t) {
+			break
+		}
+		best = d
+		if len(t) == len(tree(files, dir, d+1)) {
+			break // no deeper level left
+		}
+	}
+	return best
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -29,6 +30,9 @@ type dfa struct {
 	prog  *syntax.Prog
 	start []uint32 // the start state's positions
 	nfa   atomic.Pointer[regexp.Regexp]
+	// epoch counts the times the cache was dropped: a trail's states
+	// belong to one epoch.
+	epoch uint32
 
 	mu       sync.Mutex
 	maxBytes int // maxDFABytes; smaller in tests
@@ -77,6 +81,7 @@ func compileDFA(re string) (*dfa, error) {
 
 // reset empties the cache but for the start state, index 0.
 func (d *dfa) reset() {
+	d.epoch++
 	d.states = nil
 	d.index = map[string]int32{}
 	d.bytes = 0
@@ -84,55 +89,127 @@ func (d *dfa) reset() {
 }
 
 // match reports whether the program matches all of s.
-func (d *dfa) match(s string) bool {
+func (d *dfa) match(s string) bool { return d.matchTrail(s, nil) }
+
+// trail is what a walk over paths (Walk) keeps of the path it matched
+// last: the state reached after each of its '/' that the automaton read,
+// so that the next path resumes from the deepest folder the two share.
+// A state of noneAlive says no path below that folder can match.
+type trail struct {
+	prev   string
+	ends   []int   // offsets in prev just past a '/'
+	states []int32 // the state at each end, or noneAlive
+	epoch  uint32  // d.epoch the states belong to
+}
+
+// noneAlive is a trail's state past which no position is alive.
+const noneAlive = -1
+
+// matchTrail is match, resuming from and recording into t when t is not
+// nil. Paths in byte order (a listing) share their folders, so after
+// the first path of a folder each costs the bytes of its own name.
+func (d *dfa) matchTrail(s string, t *trail) bool {
 	if re := d.nfa.Load(); re != nil {
 		return re.MatchString(s)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	cur := int32(0) // the start state
-	for i := 0; i < len(s); {
+	if re := d.nfa.Load(); re != nil { // handed over while this call waited
+		return re.MatchString(s)
+	}
+	cur, i := int32(0), 0 // the start state, at the start of s
+	if t != nil {
+		if t.epoch != d.epoch {
+			t.ends, t.states, t.epoch = t.ends[:0], t.states[:0], d.epoch
+		}
+		k := len(t.ends)
+		for shared := commonPrefix(s, t.prev); k > 0 && t.ends[k-1] > shared; k-- {
+		}
+		t.ends, t.states, t.prev = t.ends[:k], t.states[:k], s
+		if k > 0 {
+			if cur, i = t.states[k-1], t.ends[k-1]; cur == noneAlive {
+				return false
+			}
+		}
+	}
+	for i < len(s) {
 		r, n := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
 			r, n = utf8.DecodeRuneInString(s[i:])
 		}
 		i += n
 		st := d.states[cur]
+		nx := int32(unknown)
 		if r < utf8.RuneSelf {
-			if nx := st.next[r]; nx != unknown {
-				if nx == dead {
-					return false
+			nx = st.next[r]
+		}
+		switch nx {
+		case unknown:
+			nx = d.step(st, r)
+			if nx < 0 {
+				if r < utf8.RuneSelf {
+					d.states[cur].next[r] = dead
 				}
-				cur = nx - 2
-				continue
+				t.deadAfter(s, i)
+				return false
 			}
-		}
-		nx := d.step(st, r)
-		if nx < 0 {
-			if r < utf8.RuneSelf {
-				d.states[cur].next[r] = dead
+			if d.bytes > d.maxBytes {
+				if re, err := regexp.Compile(`(?s)^(?:` + d.src + `)$`); err == nil {
+					d.states, d.index = nil, nil
+					d.epoch++
+					d.nfa.Store(re)
+					return re.MatchString(s)
+				}
+				// Not expected (the source parsed): drop the cache, keeping
+				// the state we are in.
+				pcs := d.states[nx].pcs
+				d.reset()
+				cur = d.intern(pcs)
+				if t != nil {
+					t.ends, t.states, t.epoch = t.ends[:0], t.states[:0], d.epoch
+				}
+			} else {
+				if r < utf8.RuneSelf {
+					d.states[cur].next[r] = nx + 2
+				}
+				cur = nx
 			}
+		case dead:
+			t.deadAfter(s, i)
 			return false
+		default:
+			cur = nx - 2
 		}
-		if d.bytes > d.maxBytes {
-			if re, err := regexp.Compile(`(?s)^(?:` + d.src + `)$`); err == nil {
-				d.states, d.index = nil, nil
-				d.nfa.Store(re)
-				return re.MatchString(s)
-			}
-			// Not expected (the source parsed): drop the cache, keeping
-			// the state we are in.
-			pcs := d.states[nx].pcs
-			d.reset()
-			cur = d.intern(pcs)
-			continue
+		if r == '/' && t != nil {
+			t.ends, t.states = append(t.ends, i), append(t.states, cur)
 		}
-		if r < utf8.RuneSelf {
-			d.states[cur].next[r] = nx + 2
-		}
-		cur = nx
 	}
 	return d.states[cur].match
+}
+
+// deadAfter records in t that no position is alive once s[:i] is read,
+// nor for any path that shares s up to the '/' that ends s[:i] or the
+// next one.
+func (t *trail) deadAfter(s string, i int) {
+	if t == nil {
+		return
+	}
+	if s[i-1] == '/' {
+		t.ends, t.states = append(t.ends, i), append(t.states, noneAlive)
+	} else if j := strings.IndexByte(s[i:], '/'); j >= 0 {
+		t.ends, t.states = append(t.ends, i+j+1), append(t.states, noneAlive)
+	}
+}
+
+// commonPrefix is the length of the longest prefix a and b share.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // step returns the state after st reads r, or -1 for none alive.

@@ -153,6 +153,33 @@ func (m *Matcher) Match(path string) bool {
 	return m.include == nil || m.include.match(path)
 }
 
+// Walk matches paths one after another, each resuming from the automaton
+// states the path before it reached at the last folder they share: over
+// paths in byte order (a listing), a path costs the bytes of its own name
+// rather than its whole length, and the paths below a folder no pattern
+// can match cost a comparison each. Matching a package's whole file and
+// folder tree was a fifth of a glob's CPU (issue 27). The answers are
+// Match's. A Walk is for one goroutine; m may be nil (every path).
+type Walk struct {
+	m        *Matcher
+	inc, exc trail
+}
+
+// Walk returns a new walk over m.
+func (m *Matcher) Walk() *Walk { return &Walk{m: m} }
+
+// Match reports whether path is selected, as m.Match does.
+func (w *Walk) Match(path string) bool {
+	m := w.m
+	if m == nil {
+		return true
+	}
+	if m.exclude != nil && m.exclude.matchTrail(path, &w.exc) {
+		return false
+	}
+	return m.include == nil || m.include.matchTrail(path, &w.inc)
+}
+
 // Empty reports whether the matcher selects every path.
 func (m *Matcher) Empty() bool { return m == nil || m.include == nil && m.exclude == nil }
 
@@ -161,22 +188,39 @@ func (m *Matcher) Empty() bool { return m == nil || m.include == nil && m.exclud
 // stops within about 0.1 ms.
 const checkEvery = 256
 
-// Select returns the items whose path m selects, in order. It stops with
-// ctx's error when ctx is done, so a client that left, or a deadline that
-// passed, ends the work.
+// Select returns the items whose path m selects, in order (a Walk: items
+// in byte order of their paths cost least). It stops with ctx's error
+// when ctx is done, so a client that left, or a deadline that passed,
+// ends the work.
 func Select[T any](ctx context.Context, m *Matcher, items []T, path func(T) string) ([]T, error) {
 	var out []T
-	for i, it := range items {
+	err := each(ctx, m, len(items), func(i int) string { return path(items[i]) }, func(i int) { out = append(out, items[i]) })
+	return out, err
+}
+
+// Indexes is Select of the indexes 0..n-1, path(i) naming the i-th: for
+// a caller that keeps more about each item beside it.
+func Indexes(ctx context.Context, m *Matcher, n int, path func(int) string) ([]int, error) {
+	var out []int
+	err := each(ctx, m, n, path, func(i int) { out = append(out, i) })
+	return out, err
+}
+
+// each calls keep with the indexes below n whose path m selects, in
+// order, until ctx is done.
+func each(ctx context.Context, m *Matcher, n int, path func(int) string, keep func(int)) error {
+	w := m.Walk()
+	for i := range n {
 		if i%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return out, err
+				return err
 			}
 		}
-		if m.Match(path(it)) {
-			out = append(out, it)
+		if w.Match(path(i)) {
+			keep(i)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func validate(p string, lim Limits) error {
