@@ -64,17 +64,39 @@ func (s *Service) treeOf(files []store.File) *fileTree {
 	return s.trees.get(k, len(files), func() *fileTree { return newFileTree(files) })
 }
 
-// glob returns the entries m selects, in order, and their costs.
-func (t *fileTree) glob(ctx context.Context, m *pathglob.Matcher) ([]Entry, []int32, error) {
-	idx, err := pathglob.Indexes(ctx, m, len(t.entries), func(i int) string { return strings.TrimSuffix(t.entries[i].Path, "/") })
+// globbed is what a glob selected of a tree: which entries, the first,
+// how many, and the bytes of the files among them.
+type globbed struct {
+	sel   []bool
+	first int
+	n     int
+	bytes int64
+}
+
+// glob returns the entries m selects. A page is cut from the tree itself
+// (globbed.page), so a glob allocates a byte per entry, not a copy of
+// what it matched.
+func (t *fileTree) glob(ctx context.Context, m *pathglob.Matcher) (*globbed, error) {
+	g := &globbed{sel: make([]bool, len(t.entries)), first: -1}
+	err := pathglob.Each(ctx, m, len(t.entries), func(i int) string { return strings.TrimSuffix(t.entries[i].Path, "/") }, func(i int) {
+		g.sel[i] = true
+		if g.n++; g.first < 0 {
+			g.first = i
+		}
+		if e := t.entries[i]; e.Type == EntryFile {
+			g.bytes += e.Bytes
+		}
+	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	es, cs := make([]Entry, len(idx)), make([]int32, len(idx))
-	for k, i := range idx {
-		es[k], cs[k] = t.entries[i], t.cost[i]
-	}
-	return es, cs, nil
+	return g, nil
+}
+
+// page fills res with the entries g selected of t after r's cursor while
+// b lasts, as PageEntries does with them.
+func (g *globbed) page(res *ListResult, t *fileTree, b *Budget, r Request) {
+	pageEntries(res, t.entries, t.cost, func(i int) bool { return g.sel[i] }, b, r)
 }
 
 // view is the entries of a tree below one folder, as tree(under(files,

@@ -147,17 +147,31 @@ func TestFileTreeAnswersAsTrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, costs, err := ft.glob(t.Context(), m)
+		g, err := ft.glob(t.Context(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want, _ := pathglob.Select(t.Context(), m, tree(files, "", -1), func(e Entry) string { return strings.TrimSuffix(e.Path, "/") })
-		if !slices.Equal(got, want) {
-			t.Errorf("glob %q:\n got %v\nwant %v", ps, got, want)
+		var got []Entry
+		var bytes int64
+		for i, e := range ft.entries {
+			if g.sel[i] {
+				got = append(got, e)
+				if e.Type == EntryFile {
+					bytes += e.Bytes
+				}
+			}
 		}
-		for i, e := range got {
-			if int(costs[i]) != e.cost() {
-				t.Errorf("glob %q: %s costs %d, counted %d", ps, e.Path, costs[i], e.cost())
+		if !slices.Equal(got, want) || g.n != len(got) || g.bytes != bytes || len(got) > 0 && ft.entries[g.first] != got[0] {
+			t.Errorf("glob %q: %d matched, %d bytes, first %d:\n got %v\nwant %v", ps, g.n, g.bytes, g.first, got, want)
+		}
+		for _, cursor := range []string{"", "l:dist/a/"} {
+			r := Request{Cursor: cursor}
+			gotPage, wantPage := &ListResult{}, &ListResult{}
+			g.page(gotPage, ft, &Budget{limit: 2000}, r)
+			PageEntries(wantPage, want, &Budget{limit: 2000}, r)
+			if !reflect.DeepEqual(gotPage, wantPage) {
+				t.Errorf("glob %q cursor %q:\n got %+v\nwant %+v", ps, cursor, gotPage, wantPage)
 			}
 		}
 	}

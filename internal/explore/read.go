@@ -135,6 +135,11 @@ func (s *Service) Read(ctx context.Context, r Request) (*ReadResult, error) {
 		return res, nil
 	}
 	var out bytes.Buffer
+	// Room for the lines asked for, numbered, at the file's mean line
+	// length: grown by doubling, the page was copied several times.
+	if shown := int64(min(total-(r.Offset-1), limit)); shown > 0 {
+		out.Grow(max(0, int(min(f.Size*shown/int64(total)+8*shown, int64(min(s.lim.MaxReadBytes, b.Left()))))))
+	}
 	end := r.Offset - 1
 	for i := r.Offset - 1; i < total && i < r.Offset-1+limit; i++ {
 		line, whole := lines.next(s.lim.MaxLineWidth + utf8.UTFMax)

@@ -194,21 +194,15 @@ const checkEvery = 256
 // ends the work.
 func Select[T any](ctx context.Context, m *Matcher, items []T, path func(T) string) ([]T, error) {
 	var out []T
-	err := each(ctx, m, len(items), func(i int) string { return path(items[i]) }, func(i int) { out = append(out, items[i]) })
+	err := Each(ctx, m, len(items), func(i int) string { return path(items[i]) }, func(i int) { out = append(out, items[i]) })
 	return out, err
 }
 
-// Indexes is Select of the indexes 0..n-1, path(i) naming the i-th: for
-// a caller that keeps more about each item beside it.
-func Indexes(ctx context.Context, m *Matcher, n int, path func(int) string) ([]int, error) {
-	var out []int
-	err := each(ctx, m, n, path, func(i int) { out = append(out, i) })
-	return out, err
-}
-
-// each calls keep with the indexes below n whose path m selects, in
-// order, until ctx is done.
-func each(ctx context.Context, m *Matcher, n int, path func(int) string, keep func(int)) error {
+// Each is Select over the indexes 0..n-1, path(i) naming the i-th: it
+// calls keep with each index selected, in order, for a caller that keeps
+// more about each item beside it. It stops with ctx's error when ctx is
+// done.
+func Each(ctx context.Context, m *Matcher, n int, path func(int) string, keep func(int)) error {
 	w := m.Walk()
 	for i := range n {
 		if i%checkEvery == 0 {
