@@ -52,7 +52,7 @@ type treeKey struct {
 }
 
 // trees holds fileTrees, costed by their listing's files (next 16.4.6's
-// 8,711 files and 1,100 folders take about 0.6 MB).
+// 8,711 files and 690 folders: 9,401 entries of 56 bytes, 0.5 MB).
 type trees = held[treeKey, *fileTree]
 
 func newTrees(maxFiles int) *trees { return newHeld[treeKey, *fileTree](maxFiles) }

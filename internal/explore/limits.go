@@ -29,9 +29,10 @@ func DefaultLimits() Limits {
 		// A listing's tables take about 80 bytes a file: 16 MB holds
 		// twenty-three versions the size of next 16.4.6 (8,711 files).
 		GrepScopeFiles: 200_000,
-		// A tree takes about 70 bytes a file (an entry per file and
-		// folder, with its depth and cost; the paths are the listing's):
-		// 14 MB holds twenty-three versions the size of next 16.4.6.
+		// A tree takes about 60 bytes a file (56 an entry, with its depth
+		// and cost, per file and folder; next 16.4.6 has a folder per 12
+		// files; the paths are the listing's): 12 MB holds twenty-three
+		// versions the size of next 16.4.6.
 		FileTreeFiles: 200_000,
 		// Counting every matching line of a cut grep searches the version
 		// once more, each file counted by the index: about as long as the
