@@ -15,7 +15,7 @@ import (
 // a read of a folder need of a version that depends only on the version.
 // Made per request, the tree was the largest part of a warm glob's or
 // list's CPU (a quarter of a glob's, two fifths of a list's, whose
-// automatic depth built it up to a dozen times), whatever the answer
+// automatic depth built it once per depth tried), whatever the answer
 // held; made once per listing (Service.trees), a request walks it.
 //
 // A list of a folder to a depth is a run of it (the folder's entries are

@@ -288,7 +288,7 @@ func PageEntries(res *ListResult, all []Entry, b *Budget, r Request) {
 // pageEntries is PageEntries over the entries of all that shows selects
 // (nil: every one), costs holding each one's cost (nil: counted here).
 // The page is measured first and copied once: appended entry by entry,
-// its growing was a seventh of the agent mix's allocations (issue 27).
+// its growing was 7% of the bytes the agent mix allocated (issue 27).
 func pageEntries(res *ListResult, all []Entry, costs []int32, shows func(int) bool, b *Budget, r Request) {
 	from := 0
 	if r.Cursor != "" {

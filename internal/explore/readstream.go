@@ -28,7 +28,7 @@ type lineSource struct {
 // newLineSource counts body's lines like cat (split on \n, no empty last
 // line after a trailing newline, none for an empty body) and rewinds it.
 // A body in memory (wholeStream) is counted and read where it is: a read
-// of a 2 KiB file allocated and cleared two 64 KiB buffers, a third of
+// of a 2 KiB file allocated and cleared two 64 KiB buffers, a fifth of
 // its CPU (issue 27).
 func newLineSource(body store.BlobStream) (*lineSource, error) {
 	if w, ok := body.(interface{ Bytes() []byte }); ok {
