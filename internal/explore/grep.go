@@ -204,9 +204,9 @@ func (s *Service) grep(ctx context.Context, r Request, widen bool) (*GrepResult,
 }
 
 // page is grep, giving the page it built (its answer is g.res). With
-// count, a first content page starts counting the grep's matching lines
-// beside itself when a slot is free (startCount; its caller takes the
-// count with g.place or ends it with g.stopCount).
+// count, a first content page has the grep's matching lines counted
+// beside itself if it runs long enough (scheduleCount; its caller takes
+// the count with g.place or ends it with g.stopCount).
 func (s *Service) page(ctx context.Context, r Request, widen, count bool) (*grepPage, error) {
 	r.Action = "grep"
 	if s.searcher == nil {
@@ -258,7 +258,7 @@ func (s *Service) page(ctx context.Context, r Request, widen, count bool) (*grep
 		g.perFile = s.lim.MatchesPerFile
 	}
 	if count && r.Cursor == "" && mode == OutputContent {
-		g.startCount()
+		g.scheduleCount()
 	}
 	run := g.run
 	if cur.Column > 0 {
@@ -555,7 +555,7 @@ type grepPage struct {
 	// compiled is the pattern compiled once for the page's index calls
 	// (a tier and pass each).
 	compiled *index.Compiled
-	// beside is the count running beside a first page (startCount).
+	// beside is the count that starts beside a first page (scheduleCount).
 	beside *besideCount
 }
 

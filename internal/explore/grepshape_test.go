@@ -208,6 +208,7 @@ func TestGrepPlaceCountsEveryPage(t *testing.T) {
 	for i := range 6 { // copies of one declaration: folded on the pages, counted in the place
 		files[fmt.Sprintf("types/copy-%d.d.ts", i)] = files["dist/cjs/file-001.d.ts"]
 	}
+	defer explore.SetBesideAfter(0)()    // a count beside starts at once
 	for _, beside := range []int{0, 4} { // the count after the page, or beside it
 		svc, _ := newServiceReg(t, files, func(c *config.Config) {
 			c.GrepCountTime = 0                      // exact: no time bound
