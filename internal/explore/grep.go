@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/english"
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -555,8 +556,10 @@ type grepPage struct {
 	// compiled is the pattern compiled once for the page's index calls
 	// (a tier and pass each).
 	compiled *index.Compiled
-	// beside is the count that starts beside a first page (scheduleCount).
-	beside *besideCount
+	// countAt is when a first page starts its count beside itself (zero:
+	// never), and beside that count once started (scheduleCount).
+	countAt time.Time
+	beside  *besideCount
 }
 
 // scope counts the files include/exclude select and ranks them. A
@@ -722,6 +725,7 @@ func (g *grepPage) run() error {
 					g.res.Cut(why, continued(g.r, &g.res.Answer, next.String()))
 				}
 				for {
+					g.startCount()
 					ir, err := g.search(g.query(pass, tier, file, line, g.callMatches()))
 					if err != nil {
 						return err

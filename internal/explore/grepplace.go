@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -152,64 +151,55 @@ func (g *grepPage) countAll(ctx context.Context, o *Opened) *GrepPlace {
 }
 
 // besideAfter is how long a first page runs before its count starts
-// beside it. A page done sooner needs no count (uncut: typescript 5.9.3's
-// createProgram, 107 lines, 0.3 ms) or one that costs little after it.
-// Started at once, such counts made small pages 15-20% slower for nothing;
-// after 100 us, next 16.4.6's function\s+\w+Sync (a 7.9 ms first page,
-// its count as long as the page) takes 5.6 ms, and small pages the same
-// as without (alternated in process, load 1.3).
-var besideAfter = 100 * time.Microsecond
+// beside it (the page looks before each of its index searches). A page
+// done sooner needs no count (uncut: typescript 5.9.3's createProgram,
+// 107 lines in 0.29 ms) or one that costs little after it. In process,
+// alternated, load 1.5: after 300 us, next 16.4.6's function\s+\w+Sync
+// (a 7.9 ms first page, its count as long) takes 5.7 ms and no page is
+// slower; after 100 us, useRouter gained 14% but createProgram lost 40%
+// to a count it never used. A timer would not do: the runtime wakes an
+// idle core for one about a millisecond late.
+var besideAfter = 300 * time.Microsecond
 
-// besideCount is a count that starts beside its page after besideAfter.
+// besideCount is a count running beside its page.
 type besideCount struct {
-	timer *time.Timer
-	mu    sync.Mutex
-	ended bool          // the page took or ended the count: it must not start
-	done  chan struct{} // set when it started; closed when it is over
 	stop  context.CancelFunc
+	done  chan struct{}
 	place *GrepPlace
 }
 
-// scheduleCount has countAll start beside the page if the page is still
-// running after besideAfter and one of the service's slots for it is free
-// (grep-counts-beside), for a stored version (a fallback's count would
-// fetch its files a second time at once).
+// scheduleCount has the page start countAll beside itself once it has run
+// besideAfter (startCount), for a stored version (a fallback's count
+// would fetch its files a second time at once).
 func (g *grepPage) scheduleCount() {
-	sem := g.s.counts
-	if sem == nil || g.o.fromElsewhere() {
-		return
+	if g.s.counts != nil && !g.o.fromElsewhere() {
+		g.countAt = time.Now().Add(besideAfter)
 	}
-	c := &besideCount{}
-	o := g.o
-	c.timer = time.AfterFunc(besideAfter, func() {
-		c.mu.Lock()
-		if c.ended || !sem.TryAcquire(1) {
-			c.mu.Unlock()
-			return
-		}
-		ctx, stop := context.WithCancel(g.ctx)
-		c.done, c.stop = make(chan struct{}), stop
-		c.mu.Unlock()
-		defer sem.Release(1)
-		defer close(c.done)
-		c.place = g.countAll(ctx, o)
-	})
-	g.beside = c
 }
 
-// end keeps the count from starting and reports whether it had started.
-func (c *besideCount) end() bool {
-	c.timer.Stop()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ended = true
-	return c.done != nil
+// startCount starts the scheduled count, if it is time and one of the
+// service's slots for it (grep-counts-beside) is free. The page calls it
+// before each index search.
+func (g *grepPage) startCount() {
+	if g.countAt.IsZero() || g.beside != nil || time.Now().Before(g.countAt) || !g.s.counts.TryAcquire(1) {
+		return
+	}
+	ctx, stop := context.WithCancel(g.ctx)
+	c := &besideCount{stop: stop, done: make(chan struct{})}
+	sem, o := g.s.counts, g.o
+	go func() {
+		defer close(c.done)
+		defer sem.Release(1)
+		c.place = g.countAll(ctx, o)
+	}()
+	g.beside = c
 }
 
 // stopCount ends a count beside the page, if one started, and waits for
 // it: the page needs no total (or failed). It may be called again.
 func (g *grepPage) stopCount() {
-	if c := g.beside; c != nil && c.end() {
+	g.countAt = time.Time{}
+	if c := g.beside; c != nil {
 		c.stop()
 		<-c.done
 	}
@@ -217,7 +207,8 @@ func (g *grepPage) stopCount() {
 
 // place is the grep's count: the one beside the page, or one made now.
 func (g *grepPage) place() *GrepPlace {
-	if c := g.beside; c != nil && c.end() {
+	g.countAt = time.Time{}
+	if c := g.beside; c != nil {
 		<-c.done
 		c.stop()
 		return c.place
