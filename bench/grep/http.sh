@@ -17,6 +17,7 @@
 # searches (index); HTTP/index is the end-to-end overhead.
 #   BEFORE=/tmp/mirror-main bench/grep/http.sh [WORKDIR]
 set -euo pipefail
+trap 'echo "http.sh: line $LINENO failed: $BASH_COMMAND" >&2' ERR
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-${TMPDIR:-/tmp}/pkgscope-grep-bench}
 runs=${RUNS:-15}
@@ -77,8 +78,10 @@ for i in "${!ports[@]}"; do
 		echo "${labels[$i]}: cold first grep of $n@$v (ingest + index build): $(time_req "${ports[$i]}" "$(req "$n" "$v" "$p" "$x")")s"
 	done
 done
-# Warm: the full index is built behind the first answer; the same pages
-# again load its text cache and the per-version tables.
+# Warm: the full index is built behind the first answer (next's takes
+# ~7 s): SETTLE seconds (30) let it finish before anything is timed; the
+# same pages again load its text cache and the per-version tables.
+sleep "${SETTLE:-30}"
 for c in "${cases[@]}"; do
 	IFS='|' read -r n v p x <<<"$c"
 	for port in "${ports[@]}"; do for _ in 1 2 3; do time_req "$port" "$(req "$n" "$v" "$p" "$x")" >/dev/null; done; done
