@@ -43,6 +43,13 @@ start_registry() { # the static registry (REGISTRY_FLAGS: more flags); sets regi
 }
 
 start_mirror() { # name binary port: a mirror on a fresh embedded store; sets pid_<name>
+  # Another server already on the port would answer for this one, which
+  # then exits ("address already in use"): the run would time the wrong
+  # server.
+  if curl -s -o /dev/null "http://127.0.0.1:$3/"; then
+    echo "port $3 is taken: set MIRROR_PORT / BEFORE_PORT / NGINX_PORT to free ports" >&2
+    exit 1
+  fi
   mkdir -p "$tmp/data-$1"
   env -i PATH="$PATH" HOME="$tmp" \
     PKGSCOPE_ADDR=127.0.0.1:$3 PKGSCOPE_DATA_DIR="$tmp/data-$1" PKGSCOPE_PROJECT_DIR="$tmp" \
@@ -52,8 +59,13 @@ start_mirror() { # name binary port: a mirror on a fresh embedded store; sets pi
     ${MIRROR_ENV:-} "$2" 2>"$tmp/$1.log" &
   pids+=($!)
   printf -v "pid_$1" %s "$!"
-  for _ in $(seq 150); do curl -sf -o /dev/null "http://127.0.0.1:$3/healthz" && return; sleep 0.2; done
-  echo "the mirror $1 did not start; its log:" >&2
+  local me=$!
+  for _ in $(seq 150); do
+    kill -0 "$me" 2>/dev/null || break # it exited
+    curl -sf -o /dev/null "http://127.0.0.1:$3/healthz" && return
+    sleep 0.2
+  done
+  echo "the mirror $1 did not start on port $3; its log:" >&2
   tail -20 "$tmp/$1.log" >&2
   exit 1
 }

@@ -1077,8 +1077,41 @@ func (s *searcher) nextMatch(le, p int) (int, int, bool) {
 		return s.nextHit(le, p)
 	case s.lit != nil && s.p.alpha != nil:
 		return s.nextInRuns(le, p)
+	case s.p.alpha != nil && s.p.minLen > 0:
+		return s.nextInAlphaRuns(le, p)
 	}
 	return s.matchFrom(le, p)
+}
+
+// nextInAlphaRuns is nextMatch for a pattern with no literal but an
+// alphabet every match lies in, at least minLen long (scanRuns' case):
+// the regexp runs only on the runs of alphabet bytes long enough to hold
+// a match, from p at the earliest. Running it over the rest of the line
+// from each match, to count a bundle line's later matches, made next
+// 16.4.6's [A-Z]{5}_[A-Z]{5} take 2.1 s against 0.15 s without the count.
+func (s *searcher) nextInAlphaRuns(le, p int) (int, int, bool) {
+	text, alpha, m := s.text, s.p.alpha, s.p.minLen
+	// The run p is in, from p: a match may start there.
+	e := p
+	for e < le && alpha[text[e]] {
+		e++
+	}
+	if e-p >= m {
+		if a, b, ok := s.matchFrom(min(e+1, le), p); ok {
+			return a, b, true
+		}
+	}
+	for q := e + 1; q < le; { // text[q-1] is outside the alphabet
+		i, j := nextRun(text[q:le], alpha, m)
+		if i < 0 {
+			return 0, 0, false
+		}
+		if a, b, ok := s.matchFrom(min(q+j+1, le), q+i); ok {
+			return a, b, true
+		}
+		q += j + 1
+	}
+	return 0, 0, false
 }
 
 // matchFrom is nextMatch by running the regexp over the line from p.
