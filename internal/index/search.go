@@ -1036,15 +1036,20 @@ func (s *searcher) add(m Match, size int) bool {
 // show in full, up to MaxWindowsPerLine in all, then counts the matches
 // left. Matches are found as Go's FindAll finds them: each the leftmost
 // one starting at or after the end of the one before (one byte on, after
-// an empty match).
+// an empty match), an empty one that abuts the match before dropped.
 func (s *searcher) lineWindows(m *Match, ls, le, ms, me int) {
 	shown := ls + m.TextOffset + len(m.Text) // the end of the last window
+	last := me                               // the end of the match before
 	for p := max(me, ms+1); p <= le; {
 		a, b, ok := s.nextMatch(le, p)
 		if !ok || a < p {
 			return // a < p cannot be; it would loop
 		}
 		p = max(b, a+1)
+		if a == b && a == last {
+			continue // FindAll drops an empty match that abuts the one before
+		}
+		last = b
 		switch {
 		case b <= shown:
 			continue // the window before shows it

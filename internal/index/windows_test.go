@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -365,4 +366,62 @@ func testMoreInLineCountsEveryHitOfARareLiteral(t *testing.T, build builder) {
 			}
 		}
 	}
+}
+
+// FuzzLineWindows holds a long line's first match and the count of its
+// matches past the window (Match.MoreInLine) to Go's FindAll over the line,
+// for any pattern and line (patterns that can match empty are left out:
+// FindAll drops an empty match that abuts the one before). It walks the
+// ways a line's later matches are found: a literal's candidate blocks
+// (nextHit), the alphabet runs around a literal (nextInRuns) or long
+// enough for a match (nextInAlphaRuns), and the regexp over the line.
+func FuzzLineWindows(f *testing.F) {
+	f.Add("useRouter", "abc useRouter def;useRouter(x)//useRouterX useRouter")
+	f.Add(`function\s+\w+Sync`, "function readSync(){} function  aSyncX(){}; functionSync function statSync")
+	f.Add(`[A-Z]{5}_[A-Z]{5}`, "ABCDE_FGHIJ abcde_fghij XABCDE_FGHIJK ABCDE_FGHI")
+	f.Add(`(?i)userouter`, "UseRouter userouter USEROUTER use_router")
+	f.Add(`\bfoo\w*`, "foo foobar xfoo foo_1 é foo")
+	f.Fuzz(func(t *testing.T, pattern, unit string) {
+		if len(pattern) > 40 || unit == "" || len(unit) > 200 {
+			return
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return
+		}
+		unit = strings.NewReplacer("\n", " ", "\r", " ", "\x00", " ").Replace(unit)
+		line := strings.Repeat(unit, 3000/len(unit)+1) // a long line, many blocks of smallBlocks
+		all := re.FindAllStringIndex(line, -1)
+		for _, loc := range all {
+			if loc[0] == loc[1] {
+				return
+			}
+		}
+		ix := buildBytes(t, []Doc{{Path: "a.js", Data: []byte(line + "\n")}}, smallBlocks())
+		lim := DefaultSearchLimits()
+		lim.MaxLineWindow, lim.MaxWindowsPerLine, lim.MaxLineMatchesCounted = 16, 1, 1<<20
+		res, err := ix.Search(context.Background(), Query{Pattern: pattern, MaxMatches: 10}, lim)
+		if errors.Is(err, ErrBadPattern) {
+			return // a pattern Search does not take (\n, too large)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Matches) != min(len(all), 1) {
+			t.Fatalf("%q: %d matching lines, FindAll finds %d matches", pattern, len(res.Matches), len(all))
+		}
+		if len(all) == 0 {
+			return
+		}
+		m := res.Matches[0]
+		end, more := m.TextOffset+len(m.Text), 0
+		for _, loc := range all[1:] {
+			if loc[1] > end {
+				more++
+			}
+		}
+		if m.Column != all[0][0]+1 || m.MoreInLine != more {
+			t.Fatalf("%q over %q…: first at %d, %d more; FindAll: %d, %d", pattern, line[:min(len(line), 60)], m.Column, m.MoreInLine, all[0][0]+1, more)
+		}
+	})
 }
