@@ -652,6 +652,11 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}
 	}
+	notNegative := func(name string, v int64) {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", name, v))
+		}
+	}
 	positive("max-body-bytes", c.MaxBodyBytes)
 	positive("max-connections", int64(c.MaxConnections))
 	positive("max-header-bytes", int64(c.MaxHeaderBytes))
@@ -716,30 +721,14 @@ func (c Config) Validate() error {
 	if c.GrepCountTime < 0 {
 		errs = append(errs, fmt.Errorf("grep-count-time must not be negative, got %s", c.GrepCountTime))
 	}
-	if c.GrepCountsBeside < 0 {
-		errs = append(errs, fmt.Errorf("grep-counts-beside must not be negative, got %d", c.GrepCountsBeside))
-	}
-	if c.GrepScopeFiles < 0 {
-		errs = append(errs, fmt.Errorf("grep-scope-files must not be negative, got %d", c.GrepScopeFiles))
-	}
-	if c.FileTreeFiles < 0 {
-		errs = append(errs, fmt.Errorf("file-tree-files must not be negative, got %d", c.FileTreeFiles))
-	}
-	if c.DiffPairFiles < 0 {
-		errs = append(errs, fmt.Errorf("diff-pair-files must not be negative, got %d", c.DiffPairFiles))
-	}
-	if c.IndexSpoolBytes < 0 {
-		errs = append(errs, fmt.Errorf("index-spool-bytes must not be negative, got %d", c.IndexSpoolBytes))
-	}
-	if c.IndexCacheBytes < 0 {
-		errs = append(errs, fmt.Errorf("index-cache-bytes must not be negative, got %d", c.IndexCacheBytes))
-	}
-	if c.IndexSpoolWriteBytes <= 0 {
-		errs = append(errs, fmt.Errorf("index-spool-write-bytes must be positive, got %d", c.IndexSpoolWriteBytes))
-	}
-	if c.IndexTextCacheBytes < 0 {
-		errs = append(errs, fmt.Errorf("index-text-cache-bytes must not be negative, got %d", c.IndexTextCacheBytes))
-	}
+	notNegative("grep-counts-beside", int64(c.GrepCountsBeside))
+	notNegative("grep-scope-files", int64(c.GrepScopeFiles))
+	notNegative("file-tree-files", int64(c.FileTreeFiles))
+	notNegative("diff-pair-files", int64(c.DiffPairFiles))
+	notNegative("index-spool-bytes", int64(c.IndexSpoolBytes))
+	notNegative("index-cache-bytes", int64(c.IndexCacheBytes))
+	positive("index-spool-write-bytes", int64(c.IndexSpoolWriteBytes))
+	notNegative("index-text-cache-bytes", int64(c.IndexTextCacheBytes))
 	positive("max-grep-pattern-bytes", int64(c.MaxGrepPatternBytes))
 	positive("default-max-matches", int64(c.DefaultMaxMatches))
 	positive("max-grep-output-bytes", int64(c.MaxGrepOutputBytes))
@@ -772,11 +761,6 @@ func (c Config) Validate() error {
 	}
 	if c.WriteTimeout <= c.FillTimeout {
 		errs = append(errs, fmt.Errorf("write-timeout (%s) must be longer than fill-timeout (%s): a cold request waits for its fill", c.WriteTimeout, c.FillTimeout))
-	}
-	notNegative := func(name string, v int64) {
-		if v < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative, got %d", name, v))
-		}
 	}
 	notNegative("max-glob-brace-groups", int64(c.MaxGlobBraceGroups))
 	notNegative("min-upload-bytes-per-second", c.MinUploadBytesPerSecond)
