@@ -81,7 +81,7 @@ func parseSettings(cmd command, args []string, getenv func(string) string, help 
 		if f != nil && !slices.Contains(cmd.flags, name) && !(cmd.queue && queue[name]) {
 			return s, fmt.Errorf("--%s is not a flag of %s (%s %s -h lists them)", name, cmd.name, indexerName, cmd.name)
 		}
-		takesValue := (f == nil && !mirrorBools[name]) || (f != nil && !isBool(f))
+		takesValue := (f == nil && config.TakesValue(name)) || (f != nil && !config.IsBoolFlag(f))
 		next := []string{a}
 		if takesValue && !hasValue && i+1 < len(args) {
 			i++
@@ -162,21 +162,4 @@ func defineFlags(s *settings, name string, getenv func(string) string, file *con
 	fs.IntVar(&s.ingestFormat, "ingest-format", 0, "reindex: re-ingest versions stored under an ingest format older than this (default: this binary's)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "reindex: list what would be re-ingested, change nothing")
 	return fs, b
-}
-
-// mirrorBools are the mirror's boolean settings, which take no value
-// after them (--jsdelivr-fallback react@19 warms react@19).
-var mirrorBools = func() map[string]bool {
-	m := map[string]bool{}
-	for _, s := range config.Settings() {
-		if s.Kind == config.KindBool {
-			m[s.Name] = true
-		}
-	}
-	return m
-}()
-
-func isBool(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }

@@ -185,9 +185,9 @@ func mcpFlagSet(getenv func(string) string) (fs *flag.FlagSet, remote, token, pr
 }
 
 // splitArgs separates the flags fs defines from the rest, which are the
-// store flags config.Load parses. Every config flag takes a value, so a
-// foreign flag without "=" takes the next argument with it; of fs's own,
-// the booleans take none.
+// store flags config.Load parses. A flag without "=" takes the next
+// argument with it unless it is a boolean: one of fs's own (--structured)
+// or of the mirror's settings (--jsdelivr-fallback, config.TakesValue).
 func splitArgs(args []string, fs *flag.FlagSet) (own, rest []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -202,19 +202,13 @@ func splitArgs(args []string, fs *flag.FlagSet) (own, rest []string) {
 			dst = &own
 		}
 		*dst = append(*dst, a)
-		// A boolean of its own (--structured) takes no value.
-		bare := name == "h" || name == "help" || f != nil && isBool(f)
+		bare := name == "h" || name == "help" || (f != nil && config.IsBoolFlag(f)) || (f == nil && !config.TakesValue(name))
 		if !hasValue && !bare && i+1 < len(args) {
 			i++
 			*dst = append(*dst, args[i])
 		}
 	}
 	return own, rest
-}
-
-func isBool(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }
 
 // remoteProject returns the LocalProject of `mirror mcp --remote`: it

@@ -15,6 +15,7 @@ func TestSplitArgs(t *testing.T) {
 	fs.String("remote", "", "")
 	fs.String("project", "", "")
 	fs.Int64("max-manifest-bytes", 0, "")
+	fs.Bool("structured", false, "")
 	cases := []struct {
 		args       string
 		own, store string
@@ -26,6 +27,9 @@ func TestSplitArgs(t *testing.T) {
 		{"--max-manifest-bytes 3 --database-url postgres://x", "--max-manifest-bytes 3", "--database-url postgres://x"},
 		{"-h", "-h", ""},
 		{"--project /p stray --remote x", "--project /p", "stray --remote x"},
+		// The mirror's booleans take no value: --structured stays mcp's.
+		{"--jsdelivr-fallback --structured --data-dir /d", "--structured", "--jsdelivr-fallback --data-dir /d"},
+		{"--warm-in-process=false --project /p", "--project /p", "--warm-in-process=false"},
 	}
 	for _, tc := range cases {
 		own, rest := splitArgs(strings.Fields(tc.args), fs)

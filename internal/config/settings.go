@@ -1,7 +1,9 @@
 package config
 
 import (
+	"flag"
 	"strings"
+	"sync"
 )
 
 // Kind is the type of a setting's value, as flags, environment variables
@@ -63,4 +65,27 @@ func Topic(group string) string {
 func Settings() []Setting {
 	_, b, _ := bindAll("pkgscope", func(string) string { return "" }, nil)
 	return b.Settings()
+}
+
+// TakesValue reports whether flag name of the mirror's settings takes a
+// value after it: every one but the booleans (--jsdelivr-fallback). A
+// command that passes its unknown flags on to Load (pkgscope mcp, the
+// indexer) splits its arguments with it, so that "--jsdelivr-fallback
+// react@19" does not take react@19 for the flag's value.
+func TakesValue(name string) bool { return !boolSettings()[name] }
+
+var boolSettings = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range Settings() {
+		if s.Kind == KindBool {
+			m[s.Name] = true
+		}
+	}
+	return m
+})
+
+// IsBoolFlag reports whether f is a boolean flag, which takes no value.
+func IsBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
