@@ -185,7 +185,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		return nil, err
 	}
 	keep := func(p string) bool { return include.Match(p) && (exclude == nil || !exclude.Match(p)) }
-	pair := s.pairOf(oldV.Files, newV.Files)
+	pair := s.pairOf(oldV, newV)
 	changes := pair.selected(keep)
 	if cur.file > len(changes) {
 		return nil, &InputError{Field: "cursor", Err: errors.New("past the end of this diff: send the answer's next request as it is")}

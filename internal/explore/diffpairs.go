@@ -3,10 +3,8 @@ package explore
 import (
 	"context"
 	"sync"
-	"unsafe"
 
 	"github.com/pkgscope/pkgscope/internal/diff"
-	"github.com/pkgscope/pkgscope/internal/store"
 )
 
 // diffPair is what a diff needs of two stored versions that depends only
@@ -21,27 +19,20 @@ type diffPair struct {
 	changes []diff.Change // diff.Changes of the two listings, unfiltered
 	mu      sync.Mutex
 	silent  map[string]bool // modified path → npm prints nothing for it
-	// listings keep the two listings alive while the pair is held
-	// (pairKey).
-	listings [2][]store.File
 }
 
-// pairKey names two listings by the identity of their slices, as
-// scopeKey does one.
-type pairKey struct {
-	old, new   *store.File
-	nOld, nNew int
-}
+// pairKey names the two listings.
+type pairKey struct{ old, new listingKey }
 
 type diffPairs = held[pairKey, *diffPair]
 
 func newDiffPairs(maxFiles int) *diffPairs { return newHeld[pairKey, *diffPair](maxFiles) }
 
-// pairOf returns the diffPair of two stored listings.
-func (s *Service) pairOf(old, new []store.File) *diffPair {
-	k := pairKey{unsafe.SliceData(old), unsafe.SliceData(new), len(old), len(new)}
-	return s.pairs.get(k, len(old)+len(new), func() *diffPair {
-		return &diffPair{changes: diff.Changes(old, new, nil), silent: map[string]bool{}, listings: [2][]store.File{old, new}}
+// pairOf returns the diffPair of two stored versions' listings.
+func (s *Service) pairOf(oldV, newV *Opened) *diffPair {
+	k := pairKey{oldV.listingKey(), newV.listingKey()}
+	return s.pairs.get(k, len(oldV.Files)+len(newV.Files), func() *diffPair {
+		return &diffPair{changes: diff.Changes(oldV.Files, newV.Files, nil), silent: map[string]bool{}}
 	})
 }
 

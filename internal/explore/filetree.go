@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/pkgscope/pkgscope/internal/pathglob"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -29,8 +28,7 @@ type fileTree struct {
 	// included; cost is each entry's cost().
 	slashes []int32
 	cost    []int32
-	// listing keeps the listing alive while the tree is held (treeKey).
-	listing []store.File
+	listing []store.File // the files it was made of
 }
 
 // newFileTree builds the tree of files (sorted by path).
@@ -45,23 +43,16 @@ func newFileTree(files []store.File) *fileTree {
 	return t
 }
 
-// treeKey names a listing as scopeKey does.
-type treeKey struct {
-	files *store.File
-	n     int
-}
-
 // trees holds fileTrees, costed by their listing's files (next 16.4.6's
 // 8,711 files and 690 folders: 9,401 entries of 56 bytes, 0.5 MB).
-type trees = held[treeKey, *fileTree]
+type trees = held[listingKey, *fileTree]
 
-func newTrees(maxFiles int) *trees { return newHeld[treeKey, *fileTree](maxFiles) }
+func newTrees(maxFiles int) *trees { return newHeld[listingKey, *fileTree](maxFiles) }
 
-// treeOf returns the fileTree of a listing, made once and kept while the
-// bound allows.
-func (s *Service) treeOf(files []store.File) *fileTree {
-	k := treeKey{files: unsafe.SliceData(files), n: len(files)}
-	return s.trees.get(k, len(files), func() *fileTree { return newFileTree(files) })
+// treeOf returns the fileTree of o's listing, made once and kept while
+// the bound allows.
+func (s *Service) treeOf(o *Opened) *fileTree {
+	return s.trees.get(o.listingKey(), len(o.Files), func() *fileTree { return newFileTree(o.Files) })
 }
 
 // globbed is what a glob selected of a tree: which entries, the first,

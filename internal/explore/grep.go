@@ -578,7 +578,7 @@ func (g *grepPage) scope() {
 			}
 		}
 	} else {
-		g.sc = g.s.scopeOf(g.o.Files, g.r.Include, g.r.Exclude, g.sel, g.r.Sort == "path")
+		g.sc = g.s.scopeOf(g.o, g.r.Include, g.r.Exclude, g.sel, g.r.Sort == "path")
 		g.fold = g.mode == OutputContent
 		g.res.FilesSearched, g.res.FilesSkipped = g.sc.searched, g.sc.skipped
 		if g.r.Cursor == "" {

@@ -63,7 +63,7 @@ func (s *Service) List(ctx context.Context, r Request) (*ListResult, error) {
 		return nil, err
 	}
 	res := &ListResult{Answer: a}
-	if err := listFiles(res, s.treeOf(o.Files), o.Files, o.Name, o.Name+"@"+o.Version, b, r); err != nil {
+	if err := listFiles(res, s.treeOf(o), o.Files, o.Name, o.Name+"@"+o.Version, b, r); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -135,7 +135,7 @@ func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
 		return nil, err
 	}
 	res := &ListResult{Answer: a, Entries: []Entry{}}
-	t := s.treeOf(o.Files)
+	t := s.treeOf(o)
 	g, err := t.glob(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("matching the paths of %s@%s: %w", o.Name, o.Version, err)

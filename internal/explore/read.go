@@ -227,7 +227,7 @@ func (s *Service) readFolder(res *ReadResult, o *Opened, dir string, b *Budget, 
 	b.ReserveHeader(res.Answer, r)
 	lr := &ListResult{Answer: res.Answer, Path: dir, Depth: 1}
 	next := Request{Action: "list", PackageName: r.PackageName, Version: r.Version, Path: dir, Depth: 1, MaxBytes: r.MaxBytes}
-	s.treeOf(o.Files).below(dir).page(lr, 1, b, next)
+	s.treeOf(o).below(dir).page(lr, 1, b, next)
 	res.Answer, res.Entries = lr.Answer, lr.Entries
 	return res
 }

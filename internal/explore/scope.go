@@ -2,7 +2,6 @@ package explore
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/pkgscope/pkgscope/internal/index"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -30,8 +29,6 @@ type grepScope struct {
 	// skippedListed are the first maxSkippedListed binary files selected.
 	skippedListed []SkippedFile
 	copies        int // files with a sameAs
-	// listing keeps the listing alive while the scope is held (scopeKey).
-	listing []store.File
 }
 
 type scoped struct {
@@ -42,7 +39,7 @@ type scoped struct {
 // newGrepScope ranks the files of a stored version that sel selects (in
 // path order with sortPath: one tier) and folds those with the same bytes.
 func newGrepScope(files []store.File, sel func(string) bool, sortPath bool) *grepScope {
-	sc := &grepScope{files: make(map[string]scoped, len(files)), listing: files}
+	sc := &grepScope{files: make(map[string]scoped, len(files))}
 	for _, f := range files {
 		if !sel(f.Path) {
 			continue
@@ -72,14 +69,23 @@ func newGrepScope(files []store.File, sel func(string) bool, sortPath bool) *gre
 	return sc
 }
 
-// scopeKey names one listing (by the identity of the slice the store's
-// cache hands out for it: the same version read again is the same
-// slice, and the listing is kept alive by its scope, so its memory
-// cannot be reused for another while the scope is held) and the request
-// fields a scope depends on.
+// listingKey names a version's listing: a stored version's never
+// changes, and a fallback's is its own (Source). Not the listing's slice:
+// the store's cache decodes a new one on a Redis hit and for a listing
+// over its size bounds, the largest packages', which the tables are for.
+type listingKey struct{ name, version, source string }
+
+func (o *Opened) listingKey() listingKey {
+	k := listingKey{name: o.Name, version: o.Version}
+	if o.fromElsewhere() {
+		k.source = o.Source
+	}
+	return k
+}
+
+// scopeKey names one listing and the request fields a scope depends on.
 type scopeKey struct {
-	files    *store.File
-	n        int
+	listing  listingKey
 	sortPath bool
 	filter   string // include and exclude, each glob ended by \x00, \x01 between the lists
 }
@@ -90,9 +96,10 @@ type scopes = held[scopeKey, *grepScope]
 
 func newScopes(maxFiles int) *scopes { return newHeld[scopeKey, *grepScope](maxFiles) }
 
-// scopeOf returns the scope of files for include/exclude (sel compiled
-// from them) and sortPath, made once and kept while the bound allows.
-func (s *Service) scopeOf(files []store.File, include, exclude []string, sel func(string) bool, sortPath bool) *grepScope {
+// scopeOf returns the scope of o's files for include/exclude (sel
+// compiled from them) and sortPath, made once and kept while the bound
+// allows.
+func (s *Service) scopeOf(o *Opened, include, exclude []string, sel func(string) bool, sortPath bool) *grepScope {
 	var b strings.Builder
 	for _, g := range include {
 		b.WriteString(g)
@@ -103,6 +110,6 @@ func (s *Service) scopeOf(files []store.File, include, exclude []string, sel fun
 		b.WriteString(g)
 		b.WriteByte(0)
 	}
-	k := scopeKey{files: unsafe.SliceData(files), n: len(files), sortPath: sortPath, filter: b.String()}
-	return s.scopes.get(k, len(files), func() *grepScope { return newGrepScope(files, sel, sortPath) })
+	k := scopeKey{listing: o.listingKey(), sortPath: sortPath, filter: b.String()}
+	return s.scopes.get(k, len(o.Files), func() *grepScope { return newGrepScope(o.Files, sel, sortPath) })
 }
