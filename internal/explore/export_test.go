@@ -10,3 +10,6 @@ func SetBesideAfter(d time.Duration) (undo func()) {
 	besideAfter = d
 	return func() { besideAfter = old }
 }
+
+// BesideStarts is how many counts have started beside their pages.
+func BesideStarts() int64 { return besideStarts.Load() }

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -51,4 +52,23 @@ func FuzzGrepMatchCost(f *testing.F) {
 			t.Errorf("%+v: cost %d, Cost %d", g, g.cost(), Cost(g))
 		}
 	})
+}
+
+// TestGrepMatchJSONShape: a same-bytes entry is {file, sameBytesAs,
+// matchingLines} alone; a match keeps line and column, and text unless
+// its line is empty.
+func TestGrepMatchJSONShape(t *testing.T) {
+	for _, c := range []struct {
+		m    GrepMatch
+		want string
+	}{
+		{GrepMatch{File: "b.d.ts", SameBytesAs: "a.d.ts", MatchingLines: 3}, `{"file":"b.d.ts","sameBytesAs":"a.d.ts","matchingLines":3}`},
+		{GrepMatch{File: "a.js", Line: 4, Column: 1, Text: "x<y"}, `{"file":"a.js","line":4,"column":1,"text":"x\u003cy"}`},
+		{GrepMatch{File: "a.js", Line: 7, Column: 1}, `{"file":"a.js","line":7,"column":1}`}, // ^$ on an empty line
+	} {
+		got, err := json.Marshal(c.m)
+		if err != nil || string(got) != c.want {
+			t.Errorf("%+v: %s (%v), want %s", c.m, got, err, c.want)
+		}
+	}
 }

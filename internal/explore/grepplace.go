@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pkgscope/pkgscope/internal/index"
@@ -58,6 +59,8 @@ func (s *Service) withPlace(ctx context.Context, r Request) (*GrepResult, error)
 	switch {
 	case prev == nil && !res.Truncated:
 		return res, nil // the page is the whole grep: its header is the total
+	case prev == nil && r.Cursor != "":
+		return res, nil // a cursor from before places were kept: it cannot say where it is
 	case prev == nil:
 		place = g.place()
 		if place == nil {
@@ -161,6 +164,10 @@ func (g *grepPage) countAll(ctx context.Context, o *Opened) *GrepPlace {
 // idle core for one about a millisecond late.
 var besideAfter = 300 * time.Microsecond
 
+// besideStarts counts the counts started beside their pages (tests read
+// it: a count after the page gives the same place).
+var besideStarts atomic.Int64
+
 // besideCount is a count running beside its page.
 type besideCount struct {
 	stop  context.CancelFunc
@@ -187,6 +194,7 @@ func (g *grepPage) startCount() {
 	ctx, stop := context.WithCancel(g.ctx)
 	c := &besideCount{stop: stop, done: make(chan struct{})}
 	sem, o := g.s.counts, g.o
+	besideStarts.Add(1)
 	go func() {
 		defer close(c.done)
 		defer sem.Release(1)

@@ -215,7 +215,11 @@ func TestGrepPlaceCountsEveryPage(t *testing.T) {
 			c.DefaultMaxMatches, c.MaxMatches = 7, 7 // a count of 80-odd files takes many searches
 			c.GrepCountsBeside = beside
 		})
+		started := explore.BesideStarts()
 		placeOnEveryPage(t, svc)
+		if n := explore.BesideStarts() - started; (beside == 0) != (n == 0) {
+			t.Errorf("grep-counts-beside %d: %d counts started beside their pages", beside, n)
+		}
 	}
 }
 
