@@ -43,7 +43,7 @@ const skipListBytesPerUnit = 1024
 // is set).
 func (ix *Index) decode(b []byte, group bool) ([]uint32, error) {
 	out := make([]uint32, 0, len(b)) // each id takes at least a byte
-	it := postingIter{ix: ix, b: b, group: group}
+	it := newPostingIter(ix, b, group)
 	for {
 		n := it.fill(out[len(out):cap(out)])
 		if n == 0 {
@@ -59,7 +59,7 @@ func (ix *Index) decode(b []byte, group bool) ([]uint32, error) {
 func (ix *Index) intersectList(acc []uint32, b []byte, group bool) ([]uint32, error) {
 	out := acc[:0]
 	j := 0
-	it := postingIter{ix: ix, b: b, group: group}
+	it := newPostingIter(ix, b, group)
 	var buf [256]uint32
 	for j < len(acc) {
 		n := it.fill(buf[:])
@@ -90,10 +90,14 @@ type postingIter struct {
 	ix    *Index
 	b     []byte // what is left to decode
 	group bool   // map block ids to group ids (each group once)
-	n     int    // ids decoded so far
+	more  bool   // an id was decoded: the next delta must not be 0
 	id    uint64
-	last  uint32
+	last  uint32 // the last group id given; none is 1<<32-1
 	err   error
+}
+
+func newPostingIter(ix *Index, b []byte, group bool) postingIter {
+	return postingIter{ix: ix, b: b, group: group, last: 1<<32 - 1}
 }
 
 // fill decodes the next ids of the list into buf and returns how many;
@@ -114,11 +118,11 @@ func (it *postingIter) fill(buf []uint32) int {
 			}
 			d, b = v, b[n:]
 		}
-		if it.n > 0 && d == 0 {
+		if it.more && d == 0 {
 			it.err, it.b = corrupt("posting list not increasing"), nil
 			return 0
 		}
-		it.n++
+		it.more = true
 		it.id += d
 		if it.id >= uint64(len(blocks)) {
 			it.err, it.b = corrupt("posting names block %d of %d", it.id, len(blocks)), nil
@@ -126,7 +130,7 @@ func (it *postingIter) fill(buf []uint32) int {
 		}
 		u := uint32(it.id)
 		if it.group {
-			if u = blocks[it.id].group; u == it.last && it.n > 1 {
+			if u = blocks[it.id].group; u == it.last {
 				continue
 			}
 			it.last = u

@@ -465,7 +465,6 @@ func (ix *Index) contText(ctx context.Context, ci int) ([]byte, error) {
 	return b, nil
 }
 
-// filePath returns the path of file fi.
 // filesByContent indexes files by their content (CSR form).
 func filesByContent(files []fileRec, nConts int) ([]uint32, []int32) {
 	at := make([]uint32, nConts+1)
@@ -484,6 +483,7 @@ func filesByContent(files []fileRec, nConts int) ([]uint32, []int32) {
 	return at, out
 }
 
+// filePath returns the path of file fi.
 func (ix *Index) filePath(fi int) string {
 	f := ix.files[fi]
 	return string(ix.paths[f.pathOff : f.pathOff+f.pathLen])

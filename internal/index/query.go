@@ -77,6 +77,7 @@ type Compiled struct {
 	candIx *Index
 	candP  *plan
 	cand   candSet
+	evals  int // candidate evaluations made (tests count them)
 }
 
 // candSet is what searcher.candidates sets: the units and how to scan
@@ -108,6 +109,7 @@ func (c *Compiled) candidates(s *searcher) (unitSet, error) {
 	}
 	c.mu.Lock()
 	c.candIx, c.candP, c.cand = s.ix, s.p, candSet{u, s.group, s.unitGroups, s.lit, s.find}
+	c.evals++
 	c.mu.Unlock()
 	return u, nil
 }

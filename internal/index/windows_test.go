@@ -370,8 +370,9 @@ func testMoreInLineCountsEveryHitOfARareLiteral(t *testing.T, build builder) {
 
 // FuzzLineWindows holds a long line's first match and the count of its
 // matches past the window (Match.MoreInLine) to Go's FindAll over the line,
-// for any pattern and line (patterns that can match empty are left out:
-// FindAll drops an empty match that abuts the one before). It walks the
+// for any pattern and line. A line where FindAll finds an empty match is
+// left out: after one, lineWindows looks again a byte on, FindAll a
+// character on. It walks the
 // ways a line's later matches are found: a literal's candidate blocks
 // (nextHit), the alphabet runs around a literal (nextInRuns) or long
 // enough for a match (nextInAlphaRuns), and the regexp over the line.
