@@ -195,13 +195,13 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// handleError maps every error to a status and the JSON shape, and logs
-// server-side failures once, with the request id.
 // StatusClientClosedRequest is the status recorded (in the access log
 // and /metrics) for a request whose client went away before its answer:
 // nginx's 499, not a standard HTTP status, and never sent.
 const StatusClientClosedRequest = 499
 
+// handleError maps every error to a status and the JSON shape, and logs
+// server-side failures once, with the request id.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
@@ -209,11 +209,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
 		// The client went away before its answer (a closed connection,
 		// an agent that gave up): nothing failed on this side and nobody
-		// reads the answer. Recorded as nginx's 499 at info level, not
-		// as a 500 that would page someone; under load every client
-		// that stops mid-request logged an ERROR.
+		// reads the answer. Recorded as nginx's 499 (the access line
+		// says so, with the id), not as a 500 that would page someone;
+		// under load every client that stops mid-request logged an ERROR.
 		c.Response().Status = StatusClientClosedRequest
-		s.log.Info("client closed request", "id", c.Response().Header().Get(echo.HeaderXRequestID))
 		return
 	}
 	var body errorBody
