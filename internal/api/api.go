@@ -137,9 +137,12 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	}))
 	e.Use(composed(append(mw, opt.Middleware...)...))
 
-	// healthz says which build answers (version, commit, Go) beside its
-	// status: an operator rolling out a release sees each replica's.
+	// healthz says which build answers (version and commit) beside its
+	// status: an operator rolling out a release sees each replica's. It
+	// needs no token, so it leaves out the Go release, which would tell
+	// anyone which of Go's published vulnerabilities to try.
 	build := version.Get()
+	build.Go = ""
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, struct {
 			Status string `json:"status"`

@@ -47,7 +47,7 @@ type Info struct {
 	// Date is the commit time (RFC 3339), or "" when unknown.
 	Date string `json:"date,omitempty"`
 	// Go is the Go release that built the binary, e.g. go1.26.8.
-	Go string `json:"go"`
+	Go string `json:"go,omitempty"`
 }
 
 // Get returns this binary's build information.
