@@ -98,7 +98,9 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	mw := []echo.MiddlewareFunc{
 		SecurityHeaders, // first, so refusals carry them too
 		PrivateAnswers,
-		RequestIDs,
+		// The caller's own X-Request-Id when it sends one, else a new
+		// one (requestID).
+		middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: requestID}),
 	}
 	// A panic in a handler (a bug) answers that request with the 500 the
 	// error handler writes (its message hidden, the panic and stack

@@ -1,25 +1,6 @@
 package api
 
-import (
-	"math/rand/v2"
-
-	"github.com/labstack/echo/v4"
-)
-
-// RequestIDs gives every request an id, in X-Request-Id of its answer and
-// in its log lines: the caller's own X-Request-Id when it sends one, else
-// a new one (requestID). Echo's RequestID middleware does the same with
-// Header.Set, which canonicalizes a key that is canonical already.
-func RequestIDs(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		id := c.Request().Header.Get(echo.HeaderXRequestID)
-		if id == "" {
-			id = requestID()
-		}
-		c.Response().Header()[echo.HeaderXRequestID] = []string{id}
-		return next(c)
-	}
-}
+import "math/rand/v2"
 
 // requestIDLetters are the letters of a request id: 32 of them, as Echo's
 // own generator writes them, so ids look as they always did.
