@@ -43,10 +43,18 @@ start() { # binary: starts it on a fresh store; its port is in $port
 	local data
 	data=$(mktemp -d)
 	port=$((20000 + RANDOM % 20000))
+	while curl -s -o /dev/null "127.0.0.1:$port/"; do port=$((20000 + RANDOM % 20000)); done # taken: another
 	"$1" --addr "127.0.0.1:$port" --data-dir "$data" --jsdelivr-fallback=false >>"$work/mirror.log" 2>&1 &
-	pids+=($!)
+	local me=$!
+	pids+=("$me")
 	datas+=("$data")
-	for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
+	for _ in $(seq 1 100); do
+		kill -0 "$me" 2>/dev/null || break
+		curl -sf "127.0.0.1:$port/readyz" >/dev/null && return
+		sleep 0.2
+	done
+	echo "http.sh: $1 did not start on port $port (see $work/mirror.log)" >&2
+	exit 1
 }
 labels=(after)
 start "$work/mirror"
