@@ -3,10 +3,12 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
@@ -155,5 +157,52 @@ func BenchmarkWebPages(b *testing.B) {
 				get(b, c.path)
 			}
 		})
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps only the headers, reset
+// for every request: BenchmarkRESTReadWarm's client, so the figure is the
+// mirror's own work, without net/http's connection, parsing and writes.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// SetWriteDeadline lets http.ResponseController set the raw read's write
+// deadline, as on a connection (an unsupported one costs an error).
+func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
+
+// BenchmarkRESTReadWarm times the warm raw read bench/load/run.sh sends
+// (GET /v1/npm/{name}@{version}/index.js, 2.6 KiB, a cache hit) through
+// the mirror's handler in process: the middleware chain, explore's
+// look-ups and the answer's headers, with none of net/http's connection
+// work, which the load benchmark measures beside. Its allocations are the
+// mirror's per request (issue 27).
+func BenchmarkRESTReadWarm(b *testing.B) {
+	m := newMirror(b, embedded)
+	body := strings.Repeat("export function f(a, b) { return a + b; } // the benchmarked read\n", 40)
+	m.reg.Publish("bench-pkg", "1.0.0", tarballtest.Package(b, map[string]string{"index.js": body}))
+	const path = "/v1/npm/bench-pkg@1.0.0/index.js"
+	if resp, got := m.get(path); resp.StatusCode != http.StatusOK || string(got) != body {
+		b.Fatalf("GET %s: %d, %d bytes", path, resp.StatusCode, len(got))
+	}
+	h := m.app.Handler()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1:7878" // the host guard answers only loopback names
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		w.status, w.n = 0, 0
+		req.Body = http.NoBody // middleware may wrap it
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusOK || w.n != len(body) {
+			b.Fatalf("status %d, %d bytes", w.status, w.n)
+		}
 	}
 }
