@@ -97,7 +97,6 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	e.JSONSerializer = jsonSerializer{}
 	mw := []echo.MiddlewareFunc{
 		SecurityHeaders, // first, so refusals carry them too
-		PrivateAnswers,
 		// The caller's own X-Request-Id when it sends one, else a new
 		// one (requestID).
 		middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: requestID}),
@@ -134,8 +133,12 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	// Inside the body limit's reader, so its 413 passes through.
 	mw = append(mw, BodyErrors(opt.ReadTimeout), middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 		Limit: strconv.FormatInt(opt.MaxBodyBytes, 10) + "B",
-		// Routes that carry larger bodies apply their own limit.
-		Skipper: func(c echo.Context) bool { return slices.Contains(opt.OwnBodyLimit, c.Path()) },
+		// Routes that carry larger bodies apply their own limit. A
+		// request without a body (every GET) has nothing to limit: it
+		// skips the pooled reader's get, wrap and put (issue 27).
+		Skipper: func(c echo.Context) bool {
+			return c.Request().Body == http.NoBody || slices.Contains(opt.OwnBodyLimit, c.Path())
+		},
 	}))
 	e.Use(composed(append(mw, opt.Middleware...)...))
 

@@ -122,14 +122,21 @@ var sameOriginCORP = []string{"same-origin"}
 // visitor, and the browser kept it on disk after logout. Raw files keep
 // their own "private, max-age=…, immutable" (cacheControl), and the
 // pages' static files, the same for everyone, are left alone.
+//
+// It goes right after auth.Middleware (app.New places it there when the
+// mirror has tokens) and acts only for a caller auth verified: registering
+// its hook for every request, the anonymous ones of a mirror without
+// tokens included, was two allocations and a call per answer that could
+// never find an identity (issue 27). Refusals before it (auth's 401) have
+// no verified caller; those after it (a rate limit's 429) get the hook.
 func PrivateAnswers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if strings.HasPrefix(c.Request().URL.Path, "/static/") {
+		if _, ok := auth.FromContext(c); !ok || strings.HasPrefix(c.Request().URL.Path, "/static/") {
 			return next(c)
 		}
 		res := c.Response()
 		res.Before(func() {
-			if _, ok := auth.FromContext(c); ok && !strings.Contains(res.Header().Get(echo.HeaderCacheControl), "private") {
+			if !strings.Contains(res.Header().Get(echo.HeaderCacheControl), "private") {
 				res.Header().Set(echo.HeaderCacheControl, "private, no-store")
 			}
 		})

@@ -116,6 +116,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, webAuth(a.sessions))}
 	if tokens.Len() == 0 {
 		mw = append(mw, api.HostGuard(cfg.AllowedHosts, cfg.AllowedOrigins))
+	} else {
+		// Keeps answers to verified callers out of shared caches; without
+		// tokens no caller is verified.
+		mw = append(mw, api.PrivateAnswers)
 	}
 	// Callers are keyed by token only when auth, placed before this
 	// middleware, has verified it; else by client IP.
