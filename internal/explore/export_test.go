@@ -13,3 +13,10 @@ func SetBesideAfter(d time.Duration) (undo func()) {
 
 // BesideStarts is how many counts have started beside their pages.
 func BesideStarts() int64 { return besideStarts.Load() }
+
+// ForgetDiffPairs drops what s holds of the version pairs it diffed, so
+// that its next diff of a pair is that pair's first (a benchmark's).
+func ForgetDiffPairs(s *Service) {
+	p := newDiffPairs(s.lim.DiffPairFiles)
+	s.pairs, s.stored.pairs = p, p
+}
