@@ -44,9 +44,11 @@ func unseal(b []byte) (payload []byte, expires time.Time, err error) {
 }
 
 // encodeFiles writes a file list compactly: a count, then per file the
-// path length and bytes, size, sha256, a binary flag, the mode and the
-// tarball order. Paths are bytes,
-// not JSON strings: they may be invalid UTF-8, which JSON would mangle.
+// path length and bytes, size, sha256, a flags byte, the mode and the
+// tarball order. Paths are bytes, not JSON strings: they may be invalid
+// UTF-8, which JSON would mangle. The flags byte is the binary flag (bit
+// 0) and the body's store.UTF8 (bits 1–2): entries written before the
+// validity was kept have 0 there, unknown, which is what they are.
 func encodeFiles(files []store.File) []byte {
 	n := binary.MaxVarintLen64
 	for _, f := range files {
@@ -59,13 +61,18 @@ func encodeFiles(files []store.File) []byte {
 		b = append(b, f.Path...)
 		b = binary.AppendUvarint(b, uint64(f.Size))
 		b = append(b, f.Hash[:]...)
-		if f.Binary {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
+		b = append(b, fileFlags(f))
 		b = binary.AppendUvarint(b, uint64(f.Mode))
 		b = binary.AppendUvarint(b, uint64(f.Order))
+	}
+	return b
+}
+
+// fileFlags is f's flags byte: Binary in bit 0, UTF8 in bits 1–2.
+func fileFlags(f store.File) byte {
+	b := byte(f.UTF8) << 1
+	if f.Binary {
+		b |= 1
 	}
 	return b
 }
@@ -76,7 +83,7 @@ func encodeFiles(files []store.File) []byte {
 const minFileBytes = 1 + 1 + 32 + 1 + 1 + 1
 
 // decodeFiles parses encodeFiles' output. It refuses anything
-// encodeFiles cannot produce: trailing bytes, a flag other than 0 or 1,
+// encodeFiles cannot produce: trailing bytes, flags it never writes,
 // sizes that overflow int64, paths out of strict byte order.
 func decodeFiles(b []byte) ([]store.File, error) {
 	count, n := binary.Uvarint(b)
@@ -104,12 +111,10 @@ func decodeFiles(b []byte) ([]store.File, error) {
 			return nil, fmt.Errorf("%w: file %d truncated", errCorrupt, i)
 		}
 		copy(f.Hash[:], b)
-		switch b[len(f.Hash)] {
-		case 0:
-		case 1:
-			f.Binary = true
-		default:
-			return nil, fmt.Errorf("%w: binary flag of file %d", errCorrupt, i)
+		flags := b[len(f.Hash)]
+		f.Binary, f.UTF8 = flags&1 == 1, store.UTF8(flags>>1)
+		if f.UTF8 > store.UTF8Invalid {
+			return nil, fmt.Errorf("%w: flags of file %d", errCorrupt, i)
 		}
 		b = b[len(f.Hash)+1:]
 		mode, n := binary.Uvarint(b)

@@ -20,6 +20,13 @@ func TestFilesRoundTrip(t *testing.T) {
 			{Path: "a\xff\xfe.bin", Size: 1 << 40, Hash: store.HashOf([]byte("a")), Binary: true, Mode: 0o100755, Order: 1},
 			{Path: "b/\u00e9.js", Size: 0, Hash: store.HashOf(nil), Mode: 0o100644, Order: 0},
 		}},
+		{"UTF-8 validities", []store.File{
+			{Path: "a.bin", Binary: true, UTF8: store.UTF8Invalid},
+			{Path: "b.js", UTF8: store.UTF8Valid},
+			{Path: "c.js", Binary: true, UTF8: store.UTF8Valid},
+			{Path: "d.js", UTF8: store.UTF8Invalid},
+			{Path: "e.js", UTF8: store.UTF8Unknown},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +54,8 @@ func TestDecodeFilesRefusesWhatEncodeCannotProduce(t *testing.T) {
 		"huge count":      {0xff, 0xff, 0xff, 0xff, 0x0f},
 		"trailing":        append(bytes.Clone(good), 0),
 		"truncated":       good[:len(good)-3],
-		"flag 2":          func() []byte { b := bytes.Clone(good); b[flag] = 2; return b }(),
+		"UTF-8 3":         func() []byte { b := bytes.Clone(good); b[flag] = 3 << 1; return b }(),
+		"flag 8":          func() []byte { b := bytes.Clone(good); b[flag] = 8; return b }(),
 		"out of order":    encodeFiles([]store.File{{Path: "b"}, {Path: "a"}}),
 		"duplicate paths": encodeFiles([]store.File{{Path: "a"}, {Path: "a"}}),
 	}
@@ -55,6 +63,20 @@ func TestDecodeFilesRefusesWhatEncodeCannotProduce(t *testing.T) {
 		if _, err := decodeFiles(b); !errors.Is(err, errCorrupt) {
 			t.Errorf("%s: %v, want errCorrupt", name, err)
 		}
+	}
+}
+
+// TestFilesBeforeUTF8 reads a file list written before the flags byte
+// carried UTF-8 validity (a binary flag of 0 or 1): unknown, as the store
+// has it for versions stored then.
+func TestFilesBeforeUTF8(t *testing.T) {
+	b := encodeFiles([]store.File{{Path: "a.bin", Binary: true}, {Path: "b.js"}})
+	got, err := decodeFiles(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].UTF8 != store.UTF8Unknown || !got[0].Binary || got[1].UTF8 != store.UTF8Unknown || got[1].Binary {
+		t.Errorf("decoded %+v, want binary then not, both of unknown validity", got)
 	}
 }
 

@@ -64,6 +64,10 @@ type File struct {
 	Hash Hash
 	// Binary is true when the body is not text (see ingest.IsBinary).
 	Binary bool
+	// UTF8 says whether the body is valid UTF-8, as ingest found it:
+	// UTF8Unknown for a version stored before it was recorded (migration
+	// 00011) or read from the jsDelivr fallback.
+	UTF8 UTF8
 	// Mode is the entry's git-style file mode: ModeRegular | the tar
 	// header's permission bits (mode & 0o7777), e.g. 0o100644. npm diff
 	// prints it on its "index vA..vB 100644" lines. 0 means unknown: a
@@ -79,6 +83,44 @@ type File struct {
 
 // ModeRegular is the file-type bits of File.Mode (git's regular file).
 const ModeRegular = 0o100000
+
+// UTF8 is whether a body is valid UTF-8 (utf8.Valid), or unknown. npm
+// diff decodes bodies before it compares them, so two bodies that differ
+// only in invalid bytes can print nothing; two different valid ones
+// always print, which a name-only diff knows without reading them.
+type UTF8 uint8
+
+// Validities of a body; the zero value is UTF8Unknown.
+const (
+	UTF8Unknown UTF8 = iota
+	UTF8Valid
+	UTF8Invalid
+)
+
+// UTF8Of returns valid's UTF8.
+func UTF8Of(valid bool) UTF8 {
+	if valid {
+		return UTF8Valid
+	}
+	return UTF8Invalid
+}
+
+// UTF8OfNull is the UTF8 a nullable column holds: NULL is unknown.
+func UTF8OfNull(valid *bool) UTF8 {
+	if valid == nil {
+		return UTF8Unknown
+	}
+	return UTF8Of(*valid)
+}
+
+// Null is u as a nullable column holds it: nil when unknown.
+func (u UTF8) Null() *bool {
+	if u == UTF8Unknown {
+		return nil
+	}
+	valid := u == UTF8Valid
+	return &valid
+}
 
 // Blob is a file body with its hash. A Writer keeps no reference to Data
 // once PutBlobs returns: ingest reads the next bodies into the same memory.

@@ -207,7 +207,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	// A ready version's rows never change, so reading them outside the
 	// transaction that found the id is consistent.
 	rows, err := s.pool.Query(ctx, `
-		SELECT path, hash, size, is_binary, mode, ord FROM files
+		SELECT path, hash, size, is_binary, valid_utf8, mode, ord FROM files
 		WHERE version_id = $1 ORDER BY path`, id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, interpretError(err))
@@ -216,9 +216,10 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	files := make([]store.File, 0, count)
 	var path, hash []byte
 	var mode int64
+	var valid *bool
 	for rows.Next() {
 		var f store.File
-		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &mode, &f.Order); err != nil {
+		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &valid, &mode, &f.Order); err != nil {
 			return nil, fmt.Errorf("postgres: files of %s@%s: %w", name, version, err)
 		}
 		if len(hash) != len(f.Hash) {
@@ -226,6 +227,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 		}
 		f.Path = string(path)
 		f.Mode = uint32(mode)
+		f.UTF8 = store.UTF8OfNull(valid)
 		copy(f.Hash[:], hash)
 		files = append(files, f)
 	}

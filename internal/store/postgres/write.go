@@ -168,10 +168,10 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 		// In hash order (store.HashOrder), for the files_hash index.
 		order := store.HashOrder(v.Files)
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"files"},
-			[]string{"version_id", "path", "hash", "size", "is_binary", "mode", "ord"},
+			[]string{"version_id", "path", "hash", "size", "is_binary", "valid_utf8", "mode", "ord"},
 			pgx.CopyFromSlice(len(v.Files), func(i int) ([]any, error) {
 				f := &v.Files[order[i]]
-				return []any{id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, int32(f.Mode), int32(f.Order)}, nil
+				return []any{id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, f.UTF8.Null(), int32(f.Mode), int32(f.Order)}, nil
 			}))
 		if err != nil {
 			return fmt.Errorf("record %d files: %w", len(v.Files), interpretError(err))

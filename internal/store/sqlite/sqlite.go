@@ -253,7 +253,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 		return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, interpretError(err))
 	}
 	rows, err := tx.QueryContext(ctx, `
-		SELECT path, hash, size, is_binary, mode, ord FROM files
+		SELECT path, hash, size, is_binary, valid_utf8, mode, ord FROM files
 		WHERE version_id = ? ORDER BY path`, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, interpretError(err))
@@ -262,9 +262,10 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	files := make([]store.File, 0, count)
 	var path, hash sql.RawBytes
 	var mode int64
+	var valid *bool
 	for rows.Next() {
 		var f store.File
-		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &mode, &f.Order); err != nil {
+		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &valid, &mode, &f.Order); err != nil {
 			return nil, fmt.Errorf("sqlite: files of %s@%s: %w", name, version, err)
 		}
 		if len(hash) != len(f.Hash) {
@@ -272,6 +273,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 		}
 		f.Path = string(path)
 		f.Mode = uint32(mode)
+		f.UTF8 = store.UTF8OfNull(valid)
 		copy(f.Hash[:], hash)
 		files = append(files, f)
 	}

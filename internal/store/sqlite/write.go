@@ -212,14 +212,14 @@ func (s *Store) CommitVersion(ctx context.Context, v store.NewVersion) error {
 // which can name the file whose body is missing, was kept.
 func insertFiles(ctx context.Context, tx *sql.Tx, id int64, files []store.File) error {
 	stmt, err := tx.PrepareContext(ctx,
-		`INSERT INTO files (version_id, path, hash, size, is_binary, mode, ord) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		`INSERT INTO files (version_id, path, hash, size, is_binary, valid_utf8, mode, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	for _, i := range store.HashOrder(files) {
 		f := &files[i]
-		if _, err := stmt.ExecContext(ctx, id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, int64(f.Mode), f.Order); err != nil {
+		if _, err := stmt.ExecContext(ctx, id, []byte(f.Path), f.Hash[:], f.Size, f.Binary, f.UTF8.Null(), int64(f.Mode), f.Order); err != nil {
 			err = interpretError(err)
 			if errors.Is(err, store.ErrMissingBlob) {
 				return fmt.Errorf("%w: %q (sha256 %x)", err, f.Path, f.Hash)

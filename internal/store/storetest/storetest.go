@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/blobcodec"
@@ -94,19 +95,25 @@ func newFixture(name, version string, bodies map[string][]byte) fixture {
 		h := store.HashOf(body)
 		fx.v.Files = append(fx.v.Files, store.File{
 			Path: p, Size: int64(len(body)), Hash: h, Binary: bytes.IndexByte(body, 0) >= 0,
+			UTF8: store.UTF8Of(utf8.Valid(body)),
 		})
 		fx.blobs = append(fx.blobs, store.Blob{Hash: h, Data: body})
 	}
 	slices.SortFunc(fx.v.Files, func(a, b store.File) int { return strings.Compare(a.Path, b.Path) })
-	// Tarball order reversed from byte order and modes that vary, so
-	// reading back checks that both are kept per file (npm diff prints
-	// them), not defaulted.
+	// Tarball order reversed from byte order, modes that vary and every
+	// fourth file's UTF-8 validity unknown (as a version stored before
+	// migration 00011 reads), so reading back checks that all three are
+	// kept per file (npm diff prints the first two and a name-only diff
+	// skips reading bodies on the third), not defaulted.
 	for i := range fx.v.Files {
 		f := &fx.v.Files[i]
 		f.Order = len(fx.v.Files) - 1 - i
 		f.Mode = store.ModeRegular | 0o644
 		if i%3 == 1 {
 			f.Mode = store.ModeRegular | 0o755
+		}
+		if i%4 == 3 {
+			f.UTF8 = store.UTF8Unknown
 		}
 	}
 	return fx
@@ -367,6 +374,14 @@ func testPutCommitReadBack(t *testing.T, s store.Store) {
 		"body-\xc3.js":         {'o', 'k', 0xc3, 0x28, 0xff, 0x00, '\n'},
 		"lib/\u00e9t\u00e9.js": []byte("// été\n"),
 	})
+	// Each UTF-8 validity is written and read back.
+	seen := map[store.UTF8]bool{}
+	for _, f := range fx.v.Files {
+		seen[f.UTF8] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("fixture has UTF-8 validities %v, want all three", seen)
+	}
 	commit(t, s, fx)
 	checkReady(t, s, fx)
 }
