@@ -84,3 +84,33 @@ func TestBodyLargerThanABatchIsStreamed(t *testing.T) {
 		t.Errorf("a declined body was put as %d bytes, want the whole %d", len(body), size)
 	}
 }
+
+// TestStreamedBodyUTF8 checks a body larger than a batch gets its UTF-8
+// validity from the bytes that pass while it is streamed (or whole, when
+// the writer declines), runes cut between reads included: a two-byte rune
+// throughout, and the same with one byte that is not UTF-8 past the first
+// 8000 (IsBinary's look).
+func TestStreamedBodyUTF8(t *testing.T) {
+	valid := strings.Repeat("x\u00e9", 1<<19)
+	invalid := valid[:len(valid)-1] + "\xff"
+	tgz := tb.TGZ(t, tb.File("package/valid.js", valid), tb.File("package/invalid.js", invalid))
+	lim := DefaultLimits()
+	lim.BatchBytes = 1 << 20
+	for _, decline := range []bool{false, true} {
+		s := &streamer{recorder: newRecorder(), decline: decline}
+		res, err := Ingest(t.Context(), s, "utf8", "1.0.0", "", tgz, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.streamed) != 2 && !decline {
+			t.Fatalf("%d bodies streamed, want 2", len(s.streamed))
+		}
+		got := map[string]store.UTF8{}
+		for _, f := range res.Files {
+			got[f.Path] = f.UTF8
+		}
+		if got["valid.js"] != store.UTF8Valid || got["invalid.js"] != store.UTF8Invalid {
+			t.Errorf("declined %v: UTF-8 validities %v, want valid.js valid (%d) and invalid.js invalid (%d)", decline, got, store.UTF8Valid, store.UTF8Invalid)
+		}
+	}
+}

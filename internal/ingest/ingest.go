@@ -22,6 +22,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -37,7 +38,10 @@ import (
 //   - 1: the first rules.
 //   - 2: each file's tar mode and tarball order are kept (migration
 //     00005), which npm diff prints; format-1 versions have neither.
-const Format = 2
+//   - 3: each file's UTF-8 validity is kept (migration 00011), which
+//     lets a name-only diff skip reading bodies; older versions have it
+//     unknown and are diffed by reading them.
+const Format = 3
 
 // Skipped is a tar entry that was not stored, and why. Skipping is not an
 // error: npm's own extractor (node-tar) drops the same entries.
@@ -381,7 +385,8 @@ func (u *unpacker) stream(s Streamer, tr io.Reader, stream *capReader, p string,
 	}
 	rest := io.MultiReader(bytes.NewReader(head), tr)
 	h := sha256.New()
-	body := &sizedReader{r: io.TeeReader(rest, h), left: n}
+	var valid utf8Writer
+	body := &sizedReader{r: io.TeeReader(rest, io.MultiWriter(h, &valid)), left: n}
 	var sum store.Hash
 	err = s.PutStream(u.ctx, n, body, func() store.Hash { return store.Hash(h.Sum(nil)) })
 	switch {
@@ -401,7 +406,8 @@ func (u *unpacker) stream(s Streamer, tr io.Reader, stream *capReader, p string,
 	}
 	sum = store.Hash(h.Sum(nil))
 	u.unpacked += n
-	u.record(store.File{Path: p, Size: n, Hash: sum, Binary: IsBinary(head), Mode: store.ModeRegular | uint32(hdr.Mode&0o7777)})
+	u.record(store.File{Path: p, Size: n, Hash: sum, Binary: IsBinary(head), UTF8: store.UTF8Of(valid.valid()),
+		Mode: store.ModeRegular | uint32(hdr.Mode&0o7777)})
 	u.seen[sum] = true
 	return nil
 }
@@ -441,7 +447,7 @@ func (s *sizedReader) Read(p []byte) (int, error) {
 // mode are kept, as node-tar reads them (mode & 0o7777).
 func (u *unpacker) add(p string, body []byte, mode int64) error {
 	f := store.File{Path: p, Size: int64(len(body)), Hash: store.HashOf(body), Binary: IsBinary(body),
-		Mode: store.ModeRegular | uint32(mode&0o7777)}
+		UTF8: store.UTF8Of(utf8.Valid(body)), Mode: store.ModeRegular | uint32(mode&0o7777)}
 	u.record(f)
 	if u.seen[f.Hash] {
 		// The same body under another path, or a duplicate: its room

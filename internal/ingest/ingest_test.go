@@ -17,7 +17,7 @@ import (
 	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
-func TestStoresFilesSortedWithHashesAndBinaryFlag(t *testing.T) {
+func TestStoresFilesSortedWithHashesAndFlags(t *testing.T) {
 	t.Parallel()
 	bin := []byte("\x7fELF\x00\x01")
 	tool := tb.Bytes("package/bin/tool", bin)
@@ -28,6 +28,7 @@ func TestStoresFilesSortedWithHashesAndBinaryFlag(t *testing.T) {
 		tool,
 		tb.File("package/lib/a.js", "a"),
 		tb.File("package/empty.txt", ""),
+		tb.File("package/latin1.txt", "caf\xe9"),
 	)
 	rec := newRecorder()
 	res, err := Ingest(context.Background(), rec, "demo", "1.0.0", "sha512-x", tgz, DefaultLimits())
@@ -35,16 +36,17 @@ func TestStoresFilesSortedWithHashesAndBinaryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []store.File{
-		{Path: "bin/tool", Size: int64(len(bin)), Hash: store.HashOf(bin), Binary: true, Mode: 0o100755, Order: 2},
-		{Path: "empty.txt", Size: 0, Hash: store.HashOf(nil), Mode: 0o100644, Order: 4},
-		{Path: "lib/a.js", Size: 1, Hash: store.HashOf([]byte("a")), Mode: 0o100644, Order: 3},
-		{Path: "lib/b.js", Size: 1, Hash: store.HashOf([]byte("b")), Mode: 0o100644, Order: 1},
-		{Path: "package.json", Size: 15, Hash: store.HashOf([]byte(`{"name":"demo"}`)), Mode: 0o100644, Order: 0},
+		{Path: "bin/tool", Size: int64(len(bin)), Hash: store.HashOf(bin), Binary: true, UTF8: store.UTF8Valid, Mode: 0o100755, Order: 2},
+		{Path: "empty.txt", Size: 0, Hash: store.HashOf(nil), UTF8: store.UTF8Valid, Mode: 0o100644, Order: 4},
+		{Path: "latin1.txt", Size: 4, Hash: store.HashOf([]byte("caf\xe9")), UTF8: store.UTF8Invalid, Mode: 0o100644, Order: 5},
+		{Path: "lib/a.js", Size: 1, Hash: store.HashOf([]byte("a")), UTF8: store.UTF8Valid, Mode: 0o100644, Order: 3},
+		{Path: "lib/b.js", Size: 1, Hash: store.HashOf([]byte("b")), UTF8: store.UTF8Valid, Mode: 0o100644, Order: 1},
+		{Path: "package.json", Size: 15, Hash: store.HashOf([]byte(`{"name":"demo"}`)), UTF8: store.UTF8Valid, Mode: 0o100644, Order: 0},
 	}
 	if !slices.Equal(res.Files, want) {
 		t.Errorf("Files = %+v\nwant %+v", res.Files, want)
 	}
-	if res.TotalBytes != int64(len(bin))+17 {
+	if res.TotalBytes != int64(len(bin))+21 {
 		t.Errorf("TotalBytes = %d", res.TotalBytes)
 	}
 	c := rec.commits[0]
