@@ -210,6 +210,24 @@ func Render(c Change, oldBody, newBody []byte, vOld, vNew string, o Options) Fil
 	return fd
 }
 
+// NamePrintedUnread reports whether a name-only diff prints c, known
+// without reading its bodies. Render prints nothing for a change only
+// when both sides exist, their modes agree as npm prints them and their
+// bodies decode to the same text; a name-only diff prints the path
+// otherwise, whatever the extension or Binary flag. So an added or
+// deleted file is printed, a modified one whose modes differ too, and so
+// is one whose bodies are both valid UTF-8: they decode to themselves, and
+// Changes found their bytes differ. A body that is not UTF-8, or of
+// unknown validity, needs Render: bytes that differ only where they are
+// not UTF-8 can decode alike (one body's literal U+FFFD against another's
+// invalid byte, too, which is why both must be valid).
+func NamePrintedUnread(c Change) bool {
+	if c.Old == nil || c.New == nil || modeString(c.Old.Mode) != modeString(c.New.Mode) {
+		return true
+	}
+	return c.Old.UTF8 == store.UTF8Valid && c.New.UTF8 == store.UTF8Valid
+}
+
 // binaryByExtension is libnpmdiff's shouldPrintPatch, negated: a file
 // named ".x" is judged by "x", any other by what follows its last dot.
 func binaryByExtension(p string) bool {

@@ -476,12 +476,13 @@ func TestDiffPagesSayWhereTheyAre(t *testing.T) {
 	if whole.Truncated || whole.Continues != nil || whole.GoesOn || whole.FirstFile != 1 || whole.LastFile != whole.TotalFiles {
 		t.Fatalf("whole diff: truncated %v, continues %v, goesOn %v, files %d–%d of %d", whole.Truncated, whole.Continues, whole.GoesOn, whole.FirstFile, whole.LastFile, whole.TotalFiles)
 	}
-	// invalid-utf8.txt's bytes differ only where they are not UTF-8:
-	// npm prints nothing for it, and the answer says so.
-	if !slices.Equal(whole.Unprinted, []string{"invalid-utf8.txt"}) {
-		t.Fatalf("unprinted %q, want invalid-utf8.txt", whole.Unprinted)
+	// invalid-utf8.txt's bytes differ only where they are not UTF-8
+	// (replacement-char.txt's: one is U+FFFD itself): npm prints nothing
+	// for them, and the answer says so.
+	if !slices.Equal(whole.Unprinted, fixtureUnprinted) {
+		t.Fatalf("unprinted %q, want %q", whole.Unprinted, fixtureUnprinted)
 	}
-	byStatus["modified"]++
+	byStatus["modified"] += len(fixtureUnprinted)
 	if len(whole.Files)+len(whole.Unprinted) != whole.TotalFiles || !maps.Equal(byStatus, whole.TotalByStatus) {
 		t.Fatalf("whole diff: %d files + %d unprinted, total %d; statuses %v, totalByStatus %v",
 			len(whole.Files), len(whole.Unprinted), whole.TotalFiles, byStatus, whole.TotalByStatus)
@@ -654,10 +655,15 @@ func (h *heldFiles) Files(ctx context.Context, name, version string) ([]store.Fi
 	return fs, err
 }
 
+// fixtureUnprinted are the fixture's V1 → V2 changes npm diff prints
+// nothing for: their bytes differ, their decoded text does not.
+var fixtureUnprinted = []string{"invalid-utf8.txt", "replacement-char.txt"}
+
 // TestDiffNameOnlyReadsAPairOnce: a name-only diff needs the bodies of a
-// modified file only to learn whether npm prints it (invalid-utf8.txt's
-// bytes differ, its text does not); once a diff of the pair (of either
-// kind) read them, a name-only diff reads no body and answers the same.
+// modified file not known valid UTF-8 only to learn whether npm prints it
+// (invalid-utf8.txt's bytes differ, its text does not); once a diff of
+// the pair (of either kind) read them, a name-only diff reads no body and
+// answers the same.
 func TestDiffNameOnlyReadsAPairOnce(t *testing.T) {
 	t.Parallel()
 	for _, first := range []bool{true, false} { // name-only first, full first
@@ -686,11 +692,98 @@ func TestDiffNameOnlyReadsAPairOnce(t *testing.T) {
 			t.Errorf("name-only first %v: the second diff read %d bodies", first, len(rc.read))
 		}
 		rc.mu.Unlock()
-		if !slices.Equal(got.Unprinted, []string{"invalid-utf8.txt"}) {
-			t.Errorf("unprinted %q, want invalid-utf8.txt", got.Unprinted)
+		if !slices.Equal(got.Unprinted, fixtureUnprinted) {
+			t.Errorf("unprinted %q, want %q", got.Unprinted, fixtureUnprinted)
 		}
 		if first && (got.Diff != want.Diff || !slices.EqualFunc(got.Files, want.Files, func(a, b DiffFile) bool { return a.Path == b.Path && a.Status == b.Status })) {
 			t.Errorf("the name-only diff changed once the pair was known:\n%s\nwant\n%s", got.Diff, want.Diff)
 		}
+	}
+}
+
+// unknownUTF8 is the store as it reads versions stored before file
+// bodies' UTF-8 validity was kept (migration 00011): unknown for every
+// file.
+type unknownUTF8 struct{ *readCounter }
+
+func (u unknownUTF8) Files(ctx context.Context, name, version string) ([]store.File, error) {
+	fs, err := u.readCounter.Files(ctx, name, version)
+	for i := range fs {
+		fs[i].UTF8 = store.UTF8Unknown
+	}
+	return fs, err
+}
+
+// TestDiffNameOnlyReadsOnlyBodiesNotValid: a pair's first name-only diff
+// reads a modified file's bodies only when one is not known valid UTF-8:
+// two valid bodies that differ are different text, which npm prints,
+// while invalid-utf8.txt and replacement-char.txt (one body valid, one
+// not) differ in bytes and not in text, which only their bodies tell.
+// Versions whose validity is unknown are read as before. Both answers
+// are what npm diff prints.
+func TestDiffNameOnlyReadsOnlyBodiesNotValid(t *testing.T) {
+	t.Parallel()
+	var c difftest.Case
+	for _, c = range difftest.Cases() {
+		if c.Name == "name-only" {
+			break
+		}
+	}
+	want := difftest.Want(t, c)
+	for _, known := range []bool{true, false} {
+		s, rc := fixtureService(t)
+		if !known {
+			s = New(Options{Store: unknownUTF8{rc}, Resolver: exactOnly{}, Filler: noFill{}, Limits: DefaultLimits()})
+		}
+		ctx := t.Context()
+		res, err := s.Diff(ctx, Request{Action: "diff", PackageName: difftest.Package, From: c.From, To: c.To, NameOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Diff != want || !slices.Equal(res.Unprinted, fixtureUnprinted) {
+			t.Errorf("validity known %v: unprinted %q (want %q), diff:\n%s\nnpm diff:\n%s", known, res.Unprinted, fixtureUnprinted, res.Diff, want)
+		}
+		// The bodies of paths where one is not valid UTF-8 (logo.png's
+		// too, a PNG) may be read; lib/index.js's, valid in both versions,
+		// need not.
+		var listings [][]store.File
+		notValid := map[string]bool{}
+		for _, v := range []string{c.From, c.To} {
+			files, err := rc.Reader.Files(ctx, difftest.Package, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listings = append(listings, files)
+			for _, f := range files {
+				notValid[f.Path] = notValid[f.Path] || f.UTF8 != store.UTF8Valid
+			}
+		}
+		mayRead := map[store.Hash]bool{}
+		var index store.Hash
+		for _, files := range listings {
+			for _, f := range files {
+				mayRead[f.Hash] = mayRead[f.Hash] || notValid[f.Path]
+				if f.Path == "lib/index.js" {
+					index = f.Hash
+				}
+			}
+		}
+		if !notValid["replacement-char.txt"] || notValid["lib/index.js"] {
+			t.Fatal("the fixture's validities are not what this test assumes")
+		}
+		rc.mu.Lock()
+		if known {
+			for h, n := range rc.read {
+				if !mayRead[h] {
+					t.Errorf("a body of a path valid UTF-8 in both versions (sha256 %x…) was read %d times", h[:4], n)
+				}
+			}
+			if len(rc.read) == 0 {
+				t.Error("no body read: the silent files' cannot be told from their hashes")
+			}
+		} else if rc.read[index] == 0 {
+			t.Error("validity unknown: lib/index.js's bodies were not read, so nothing told its text changed")
+		}
+		rc.mu.Unlock()
 	}
 }

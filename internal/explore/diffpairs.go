@@ -12,9 +12,13 @@ import (
 // the changed files in npm diff's order, and, for each modified file whose
 // bodies a diff read, whether npm diff prints nothing for it (its bytes
 // differ only in bytes that are not UTF-8 and decode to the same text).
-// A name-only diff needs nothing else, so once the pair has been read it
-// reads no body: next 16.4.5 → 16.4.6 read and decoded every changed
-// file's two bodies on every call (180 ms of CPU) to print their names.
+// A name-only diff needs nothing else. It reads no body of a file whose
+// bodies ingest found valid UTF-8 (diff.NamePrintedUnread), and of any
+// other once the pair has been read: next 16.4.5 → 16.4.6 read and
+// decoded every changed file's two bodies on every call (180 ms of CPU)
+// to print their names, then on a pair's first call only, and now on
+// none when both versions were stored with their validity (ingest
+// format 3).
 type diffPair struct {
 	changes []diff.Change // diff.Changes of the two listings, unfiltered
 	mu      sync.Mutex
@@ -50,11 +54,11 @@ func (p *diffPair) selected(keep func(string) bool) []diff.Change {
 
 // render renders change c as Service.renderChange does, reading its
 // bodies only when what a name-only diff prints for it is not known
-// without them: an added or deleted file is always printed, a modified
-// one as the pair learned when a diff (of either kind) read it.
+// without them: diff.NamePrintedUnread, or as the pair learned when a
+// diff (of either kind) read them.
 func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, newV *Opened, c diff.Change, o diff.Options) (diff.FileDiff, error) {
 	if o.NameOnly {
-		silent, known := false, c.Old == nil || c.New == nil
+		silent, known := false, diff.NamePrintedUnread(c)
 		if !known {
 			p.mu.Lock()
 			silent, known = p.silent[c.Path]

@@ -98,6 +98,10 @@ func v1(version string) []tb.Entry {
 		file("spaces.js", "if (x) {\n  return 1;\n}\n", 0o644),
 		file("tabs.js", "a\t\nb\n", 0o644),
 		file("invalid-utf8.txt", "ok\n\xff\xfe bytes\n\xe2\x82\n", 0o644),
+		// Valid UTF-8 holding U+FFFD itself, then an invalid byte in its
+		// place: the same text once decoded, so npm prints nothing, though
+		// only one body is valid.
+		file("replacement-char.txt", "ok \uFFFD\n", 0o644),
 		file(".npmignore", "test/\n", 0o644),
 		file("unchanged.js", "module.exports = 1\n", 0o644),
 		file("LICENSE", "MIT\n", 0o644),
@@ -131,6 +135,7 @@ func v2(version string) []tb.Entry {
 		file("spaces.js", "if (x) {\n    return 1;\n}\n", 0o644),
 		file("tabs.js", "a\nb\t\n", 0o644),
 		file("invalid-utf8.txt", "ok\n\xfe\xff bytes\n\xe2\x82\n", 0o644),
+		file("replacement-char.txt", "ok \xff\n", 0o644),
 		file(".npmignore", "test/\ncoverage/\n", 0o644),
 		file("lib/util.js", "exports.util = () => 2\n", 0o755),
 		file("unchanged.js", "module.exports = 1\n", 0o644),
