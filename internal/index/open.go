@@ -448,11 +448,23 @@ func (ix *Index) contText(ctx context.Context, ci int) ([]byte, error) {
 	if ix.src == nil {
 		return ix.text[c.textOff : c.textOff+c.textLen], nil
 	}
-	key, _, _ := nextKey(ix.keys[ix.keyOff[ci]:]) // checked at open
-	b, err := ix.src.Body(ctx, string(key))
+	b, err := ix.src.Body(ctx, string(ix.contKey(ci)))
 	if err != nil {
 		return nil, err
 	}
+	return ix.bodyText(ci, b)
+}
+
+// contKey is the key of content ci's body (an index from OpenStored).
+func (ix *Index) contKey(ci int) []byte {
+	key, _, _ := nextKey(ix.keys[ix.keyOff[ci]:]) // checked at open
+	return key
+}
+
+// bodyText is content ci's text in b, the body its source gave: b less
+// its byte order mark, checked against what the index says of it.
+func (ix *Index) bodyText(ci int, b []byte) ([]byte, error) {
+	c := ix.conts[ci]
 	if c.flags&fileBOM != 0 {
 		if !bytes.HasPrefix(b, utf8BOM) {
 			return nil, corrupt("the body has no byte order mark")

@@ -11,7 +11,11 @@ import "context"
 // the search offers it, before it reads a content not offered yet, that
 // content and the ones it will read after it, in order, so the source
 // can read a batch of them at once and answer the Body calls from what
-// it read.
+// it read. A source's cache usually holds what a warm search reads, so
+// the search asks it first (Held) and plans and offers nothing while every
+// content it reaches is held: planning the rest of a search (its files'
+// Filter answers, each content's key) and offering it was a sixth of a
+// warm grep's CPU on next 16.4.6 when the cache held every body already.
 type Prefetcher interface {
 	// Prefetch is offered the keys of the bodies the search will read
 	// next, in order, sizes[i] being the length of body keys[i]. It
@@ -21,6 +25,10 @@ type Prefetcher interface {
 	// error: a body it could not read is read, and its error reported,
 	// by Body. ctx ends with the search.
 	Prefetch(ctx context.Context, keys []string, sizes []int64) int
+	// Held returns the body named key when the source holds it in memory
+	// (the bytes Body would return), without reading or waiting for
+	// anything; false sends the search to Prefetch and Body.
+	Held(key []byte) ([]byte, bool)
 }
 
 // Offers grow: the first is firstOffer contents, each later one as many

@@ -3,8 +3,11 @@ package index
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +31,9 @@ func (p *prefetchSource) Prefetch(ctx context.Context, keys []string, sizes []in
 	p.taken = append(p.taken, keys[:n]...)
 	return n
 }
+
+// Held holds nothing: every body is read through Prefetch and Body.
+func (p *prefetchSource) Held([]byte) ([]byte, bool) { return nil, false }
 
 // readOrder wraps a source's Body to record the distinct keys read, in
 // the order first read.
@@ -131,4 +137,115 @@ func TestPrefetchOffersWhatTheSearchReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdingSource is a prefetchSource that holds the bodies in held
+// (Prefetcher.Held) and counts the Held calls.
+type holdingSource struct {
+	*prefetchSource
+	held  map[string]bool
+	asked int
+}
+
+func (h *holdingSource) Held(key []byte) ([]byte, bool) {
+	h.asked++
+	if !h.held[string(key)] {
+		return nil, false
+	}
+	return h.bodies[string(key)], true
+}
+
+// TestHeldBodiesAreNotOffered: a search over a Prefetcher reads the
+// bodies it holds through Held, offering nothing for them and calling
+// Body for none; it plans and offers from the first content not held on,
+// and answers as the full file does, with Filter still called once per
+// file. A held body that is not the content's text fails the search as a
+// read one does.
+func TestHeldBodiesAreNotOffered(t *testing.T) {
+	docs := prefetchDocs()
+	var buf bytes.Buffer
+	if _, err := Build(&buf, docs, DefaultBuildLimits()); err != nil {
+		t.Fatal(err)
+	}
+	full, err := OpenBytes(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	keyOf := func(d Doc) string { sum := sha256.Sum256(d.Data); return string(sum[:]) }
+	for _, c := range []struct {
+		name     string
+		notHeld  int // docs[notHeld:] are not held (len: all held)
+		offered  bool
+		bodyRead int // bodies read through Body
+	}{
+		{"all held", len(docs), false, 0},
+		{"held up to f150", 150, true, 50}, // the needles of f150, f153, ... f297
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := &holdingSource{prefetchSource: &prefetchSource{mapSource: newMapSource(docs), take: 1 << 20}, held: map[string]bool{}}
+			for _, d := range docs[:c.notHeld] {
+				src.held[keyOf(d)] = true
+			}
+			stored, err := OpenStored(storedOf(t, buf.Bytes()), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stored.Close()
+			filtered := map[string]int{}
+			keep := func(p string) bool { return p != "f033.js" }
+			q := Query{Pattern: `needle\d+`, Filter: func(p string) bool { filtered[p]++; return keep(p) }}
+			got, err := stored.Search(context.Background(), q, DefaultSearchLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := full.Search(context.Background(), Query{Pattern: q.Pattern, Filter: keep}, DefaultSearchLimits())
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("stored form with held bodies answers\n%+v\nfull file\n%+v", got, want)
+			}
+			for p, n := range filtered {
+				if n != 1 {
+					t.Errorf("Filter called %d times for %s, want once", n, p)
+				}
+			}
+			if src.asked == 0 {
+				t.Error("Held was never asked")
+			}
+			if (len(src.offers) > 0) != c.offered {
+				t.Errorf("offers %v, want offers: %v", src.offers, c.offered)
+			}
+			read := 0
+			for k, n := range src.calls {
+				if src.held[k] && n > 0 {
+					t.Errorf("a held body was read through Body %d times", n)
+				}
+				read += n
+			}
+			if read != c.bodyRead {
+				t.Errorf("Body read %d bodies, want %d", read, c.bodyRead)
+			}
+			for _, k := range src.taken {
+				if src.held[k] {
+					t.Error("a held body was offered")
+					break
+				}
+			}
+		})
+	}
+	t.Run("wrong held body", func(t *testing.T) {
+		src := &holdingSource{prefetchSource: &prefetchSource{mapSource: newMapSource(docs), take: 1 << 20}, held: map[string]bool{}}
+		for _, d := range docs {
+			src.held[keyOf(d)] = true
+		}
+		src.bodies[keyOf(docs[3])] = append(bytes.Clone(docs[3].Data), 'x')
+		stored, err := OpenStored(storedOf(t, buf.Bytes()), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stored.Close()
+		_, err = stored.Search(context.Background(), Query{Pattern: `needle\d+`}, DefaultSearchLimits())
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(fmt.Sprint(err), "reading the text of f003.js:") {
+			t.Errorf("err %v, want one wrapping ErrCorrupt and naming f003.js", err)
+		}
+	})
 }

@@ -622,13 +622,16 @@ func (s *searcher) contText(ci, fi int, path string) ([]byte, bool) {
 	if ci == s.textCi {
 		return s.textOfCi, true
 	}
-	if s.bodyCtx == nil {
-		s.bodyCtx, s.cancelBody = context.WithDeadline(s.ctx, s.deadline)
+	text, held, err := s.heldText(ci)
+	if !held {
+		if s.bodyCtx == nil {
+			s.bodyCtx, s.cancelBody = context.WithDeadline(s.ctx, s.deadline)
+		}
+		s.prefetch(ci, fi)
+		text, err = s.ix.contText(s.bodyCtx, ci)
 	}
-	s.prefetch(ci, fi)
-	text, err := s.ix.contText(s.bodyCtx, ci)
 	if err != nil {
-		if s.bodyCtx.Err() != nil {
+		if s.bodyCtx != nil && s.bodyCtx.Err() != nil {
 			// The source gave up because the search's time ran out or ctx
 			// ended: the search ends as it would have in a scan.
 			s.checkTime()
@@ -646,6 +649,22 @@ func (s *searcher) contText(ci, fi int, path string) ([]byte, bool) {
 	}
 	s.textCi, s.textOfCi = ci, text
 	return text, true
+}
+
+// heldText is content ci's text when the index's source is a Prefetcher
+// that holds its body (Prefetcher.Held), checked as contText checks a
+// body, and whether it is held.
+func (s *searcher) heldText(ci int) ([]byte, bool, error) {
+	pf, ok := s.ix.src.(Prefetcher)
+	if !ok {
+		return nil, false, nil
+	}
+	b, ok := pf.Held(s.ix.contKey(ci))
+	if !ok {
+		return nil, false, nil
+	}
+	text, err := s.ix.bodyText(ci, b)
+	return text, true, err
 }
 
 // release lets go of what the search holds past its end.

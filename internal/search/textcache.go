@@ -107,6 +107,18 @@ func (c *textCache) Prefetch(ctx context.Context, keys []string, sizes []int64) 
 	return n
 }
 
+// Held returns the body whose hash is key when the cache holds it. It
+// implements index.Prefetcher: a search reads held bodies without
+// planning or offering any prefetch.
+func (c *textCache) Held(key []byte) ([]byte, bool) {
+	var h store.Hash
+	if len(key) != len(h) {
+		return nil, false // Body reports the bad key
+	}
+	copy(h[:], key)
+	return c.lru.Get(h)
+}
+
 // Body returns the body whose hash is key, verified, from the cache or
 // else the store. It implements index.TextSource.
 func (c *textCache) Body(ctx context.Context, key string) ([]byte, error) {
