@@ -68,14 +68,10 @@ func prefetchDocs() []Doc {
 	return docs
 }
 
-// TestPrefetchOffersWhatTheSearchReads: a search over a Prefetcher offers
-// it exactly the contents it then reads, in that order, each once (the
-// body two files share once), with their sizes; offers start at
-// firstOffer and grow; Filter is still called once per file; the answer
-// is the full file's. With MaxMatches cutting the search short, what was
-// taken stays within twice what was read.
-func TestPrefetchOffersWhatTheSearchReads(t *testing.T) {
-	docs := prefetchDocs()
+// builtFull builds docs' index and opens it whole; form is its stored
+// form, for OpenStored.
+func builtFull(t *testing.T, docs []Doc) (full *Index, form []byte) {
+	t.Helper()
 	var buf bytes.Buffer
 	if _, err := Build(&buf, docs, DefaultBuildLimits()); err != nil {
 		t.Fatal(err)
@@ -84,7 +80,19 @@ func TestPrefetchOffersWhatTheSearchReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer full.Close()
+	t.Cleanup(func() { full.Close() })
+	return full, storedOf(t, buf.Bytes())
+}
+
+// TestPrefetchOffersWhatTheSearchReads: a search over a Prefetcher offers
+// it exactly the contents it then reads, in that order, each once (the
+// body two files share once), with their sizes; offers start at
+// firstOffer and grow; Filter is still called once per file; the answer
+// is the full file's. With MaxMatches cutting the search short, what was
+// taken stays within twice what was read.
+func TestPrefetchOffersWhatTheSearchReads(t *testing.T) {
+	docs := prefetchDocs()
+	full, form := builtFull(t, docs)
 	for _, c := range []struct {
 		name       string
 		take       int
@@ -96,7 +104,7 @@ func TestPrefetchOffersWhatTheSearchReads(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := &readOrder{prefetchSource: &prefetchSource{mapSource: newMapSource(docs), take: c.take}, seen: map[string]bool{}}
-			stored, err := OpenStored(storedOf(t, buf.Bytes()), src)
+			stored, err := OpenStored(form, src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,15 +171,7 @@ func (h *holdingSource) Held(key []byte) ([]byte, bool) {
 // read one does.
 func TestHeldBodiesAreNotOffered(t *testing.T) {
 	docs := prefetchDocs()
-	var buf bytes.Buffer
-	if _, err := Build(&buf, docs, DefaultBuildLimits()); err != nil {
-		t.Fatal(err)
-	}
-	full, err := OpenBytes(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer full.Close()
+	full, form := builtFull(t, docs)
 	keyOf := func(d Doc) string { sum := sha256.Sum256(d.Data); return string(sum[:]) }
 	for _, c := range []struct {
 		name     string
@@ -187,7 +187,7 @@ func TestHeldBodiesAreNotOffered(t *testing.T) {
 			for _, d := range docs[:c.notHeld] {
 				src.held[keyOf(d)] = true
 			}
-			stored, err := OpenStored(storedOf(t, buf.Bytes()), src)
+			stored, err := OpenStored(form, src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +238,7 @@ func TestHeldBodiesAreNotOffered(t *testing.T) {
 			src.held[keyOf(d)] = true
 		}
 		src.bodies[keyOf(docs[3])] = append(bytes.Clone(docs[3].Data), 'x')
-		stored, err := OpenStored(storedOf(t, buf.Bytes()), src)
+		stored, err := OpenStored(form, src)
 		if err != nil {
 			t.Fatal(err)
 		}
