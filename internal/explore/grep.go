@@ -627,6 +627,14 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 		CandidatesOnly: !g.o.fromElsewhere()} // the files are counted by scope
 	if g.mode == OutputContent {
 		q.ContextLines = deref(r.ContextLines)
+		// The index's size of a match is within a few dozen bytes of what
+		// the page counts for it (its JSON, or its MCP text): a search
+		// stops a quarter past what the page can hold, not at its
+		// maxMatches. A bundle tier's search for next 16.4.6's
+		// function\s+\w+Sync made 146 matches, with their windows, for a
+		// page that took 23. Should the page still have room, it goes on
+		// after the last match as after any cut call.
+		q.MaxOutputBytes = g.b.Left() + g.b.Left()/4
 	}
 	q.Filter = func(p string) bool {
 		sf, ok := g.sc.files[p]
@@ -730,7 +738,11 @@ func (g *grepPage) run() error {
 					if err != nil {
 						return err
 					}
-					if pass == 0 && g.perFile > 0 && ir.Truncated {
+					if pass == 0 && g.perFile > 0 && (ir.PerFileCut || (ir.Truncated && ir.TruncatedBy != index.TruncOutputBytes)) {
+						// Lines were held back for pass 1, or may have been
+						// past where maxMatches stopped the call. A call
+						// stopped at the page's bytes held back only what
+						// PerFileCut says: the page is full there.
 						deferred = true
 					}
 					var full string

@@ -47,6 +47,12 @@ type Query struct {
 	// MaxMatchesPerFile caps the matching lines returned per file; 0
 	// means no per-file cap.
 	MaxMatchesPerFile int
+	// MaxOutputBytes caps the bytes of text returned, as
+	// SearchLimits.MaxOutputBytes does, when smaller than it (0: the
+	// limit's). Callers filling an answer of a few KB set it to what the
+	// answer can still hold: a search stops at a match past it instead
+	// of making windows for lines nobody will be given.
+	MaxOutputBytes int
 	// Skip, when set, is asked about each matching line before it is
 	// returned, with n its 1-based rank within its file. A skipped line is
 	// not returned and does not count toward MaxMatches or the output
@@ -234,6 +240,9 @@ type Result struct {
 	// timeout) wins over maxMatchesPerFile.
 	Truncated   bool
 	TruncatedBy string
+	// PerFileCut says MaxMatchesPerFile held back a file's later lines,
+	// whatever TruncatedBy names.
+	PerFileCut bool
 }
 
 // Search greps the index. Matching lines are those ripgrep (rg -n) prints
@@ -257,6 +266,8 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 		return Result{}, fmt.Errorf("maxMatches %d is outside [0, %d]: %w", q.MaxMatches, lim.MaxMatches, ErrBadQuery)
 	case q.MaxMatchesPerFile < 0:
 		return Result{}, fmt.Errorf("maxMatchesPerFile %d is negative: %w", q.MaxMatchesPerFile, ErrBadQuery)
+	case q.MaxOutputBytes < 0:
+		return Result{}, fmt.Errorf("maxOutputBytes %d is negative: %w", q.MaxOutputBytes, ErrBadQuery)
 	case q.ContextLines < 0 || q.ContextLines > lim.MaxContextLines:
 		return Result{}, fmt.Errorf("contextLines %d is outside [0, %d]: %w", q.ContextLines, lim.MaxContextLines, ErrBadQuery)
 	case maxMatches == 0:
@@ -277,7 +288,11 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 	if err != nil {
 		return Result{}, err
 	}
-	s := &searcher{ix: ix, p: p, q: q, lim: lim, ctx: ctx, maxMatches: maxMatches, deadline: time.Now().Add(lim.Timeout), textCi: -1}
+	maxOut := lim.MaxOutputBytes
+	if q.MaxOutputBytes > 0 {
+		maxOut = min(maxOut, q.MaxOutputBytes)
+	}
+	s := &searcher{ix: ix, p: p, q: q, lim: lim, ctx: ctx, maxMatches: maxMatches, maxOut: maxOut, deadline: time.Now().Add(lim.Timeout), textCi: -1}
 	defer s.release()
 	units, err := q.Compiled.candidates(s)
 	if err != nil {
@@ -302,6 +317,7 @@ type searcher struct {
 	deadline   time.Time
 	ticks      int
 	maxMatches int
+	maxOut     int    // the output bytes cap: MaxOutputBytes, the query's or the limit's
 	group      bool   // the pattern's query is evaluated per group
 	unitGroups bool   // the units scanned are groups, not blocks
 	lit        []byte // literal prefilter, nil for none
@@ -970,7 +986,7 @@ func (s *searcher) emit(ls, le, ms, me int) {
 	}
 	if s.q.MaxMatchesPerFile > 0 && s.fileMatches >= s.q.MaxMatchesPerFile {
 		s.fileDone = true
-		s.res.Truncated = true
+		s.res.Truncated, s.res.PerFileCut = true, true
 		if s.res.TruncatedBy == "" {
 			s.res.TruncatedBy = TruncMaxMatchesPerFile
 		}
@@ -1039,9 +1055,11 @@ func (s *searcher) emit(ls, le, ms, me int) {
 }
 
 // add appends m, of size bytes, to the result unless it would pass
-// MaxOutputBytes (then the search stops); it reports whether it did.
+// MaxOutputBytes (then the search stops); it reports whether it did. The
+// first match is always added, so a caller paging with a small
+// Query.MaxOutputBytes gets on.
 func (s *searcher) add(m Match, size int) bool {
-	if s.outBytes+size > s.lim.MaxOutputBytes {
+	if len(s.res.Matches) > 0 && s.outBytes+size > s.maxOut {
 		s.stop(TruncOutputBytes)
 		return false
 	}

@@ -1,0 +1,62 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestQueryMaxOutputBytes: a query's MaxOutputBytes stops the search at
+// the match that passes it (TruncatedBy outputBytes), the matches before
+// it being the uncapped search's first; the first match is returned
+// however small the cap; a cap above the limit's is the limit's; and
+// PerFileCut says a file was held back even when maxMatches names the
+// stop.
+func TestQueryMaxOutputBytes(t *testing.T) {
+	var docs []Doc
+	for i := range 20 {
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%02d.js", i), Data: []byte(strings.Repeat("const useRouter = 1;\n", 4))})
+	}
+	ix := buildBytes(t, docs, DefaultBuildLimits())
+	lim := DefaultSearchLimits()
+	all, err := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxMatches: 1000}, lim)
+	if err != nil || len(all.Matches) != 80 || all.Truncated {
+		t.Fatalf("uncapped: %d matches, truncated %v, %v", len(all.Matches), all.Truncated, err)
+	}
+	size := len("f00.js") + len("const useRouter = 1;") + 64 // the index's size of one match
+	for _, c := range []struct {
+		max, want int
+		by        string
+	}{
+		{1, 1, TruncOutputBytes},
+		{size, 1, TruncOutputBytes},
+		{10*size + size/2, 10, TruncOutputBytes},
+		{80 * size, 80, ""},
+		{lim.MaxOutputBytes * 2, 80, ""},
+	} {
+		res, err := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxMatches: 1000, MaxOutputBytes: c.max}, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Matches) != c.want || res.TruncatedBy != c.by || !reflect.DeepEqual(res.Matches, all.Matches[:c.want]) {
+			t.Errorf("MaxOutputBytes %d: %d matches, truncated by %q; want the first %d, %q", c.max, len(res.Matches), res.TruncatedBy, c.want, c.by)
+		}
+	}
+	lim.MaxOutputBytes = 3 * size
+	if res, _ := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxMatches: 1000, MaxOutputBytes: 100 * size}, lim); len(res.Matches) != 3 {
+		t.Errorf("a query cap over the limit's: %d matches, want the limit's 3", len(res.Matches))
+	}
+	if _, err := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxOutputBytes: -1}, DefaultSearchLimits()); !errors.Is(err, ErrBadQuery) {
+		t.Errorf("a negative MaxOutputBytes: %v, want ErrBadQuery", err)
+	}
+	res, _ := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxMatches: 5, MaxMatchesPerFile: 2}, DefaultSearchLimits())
+	if res.TruncatedBy != TruncMaxMatches || !res.PerFileCut {
+		t.Errorf("per-file cap then maxMatches: truncated by %q, PerFileCut %v; want maxMatches and true", res.TruncatedBy, res.PerFileCut)
+	}
+	if res, _ := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxMatches: 3}, DefaultSearchLimits()); res.PerFileCut {
+		t.Error("PerFileCut set with no per-file cap")
+	}
+}
