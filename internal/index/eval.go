@@ -65,6 +65,9 @@ func (ix *Index) decode(b []byte, group bool) ([]uint32, error) {
 // reused for the result) that posting list b also holds, decoding b only
 // as far as the last id of acc.
 func (ix *Index) intersectList(acc []uint32, b []byte, group bool) ([]uint32, error) {
+	if !group {
+		return ix.intersectBlocks(acc, b)
+	}
 	out := acc[:0]
 	j := 0
 	it := newPostingIter(ix, b, group)
@@ -88,6 +91,57 @@ func (ix *Index) intersectList(acc []uint32, b []byte, group bool) ([]uint32, er
 		}
 	}
 	return out, it.err
+}
+
+// intersectBlocks is intersectList for block ids: it walks the list's
+// deltas toward each id of acc in one loop, with postingIter's checks, and
+// stops past acc's last id. Intersecting a short acc with a common
+// trigram's list is most of a candidate evaluation's time (next 16.4.6's
+// useRouter: six lists of 4-21 KB against 2,319 candidates).
+func (ix *Index) intersectBlocks(acc []uint32, b []byte) ([]uint32, error) {
+	out := acc[:0]
+	if len(acc) == 0 {
+		return out, nil
+	}
+	n := uint64(len(ix.blocks))
+	j, want := 0, uint64(acc[0])
+	var id uint64
+	more := false // an id was decoded: the next delta must not be 0
+	for i := 0; i < len(b); {
+		var d uint64
+		if c := b[i]; c < 0x80 {
+			d = uint64(c)
+			i++
+		} else {
+			v, k := binary.Uvarint(b[i:])
+			if k <= 0 {
+				return out, corrupt("bad posting list")
+			}
+			d = v
+			i += k
+		}
+		if more && d == 0 {
+			return out, corrupt("posting list not increasing")
+		}
+		more = true
+		if id += d; id >= n {
+			return out, corrupt("posting names block %d of %d", id, n)
+		}
+		for want < id {
+			if j++; j == len(acc) {
+				return out, nil
+			}
+			want = uint64(acc[j])
+		}
+		if want == id {
+			out = append(out, acc[j])
+			if j++; j == len(acc) {
+				return out, nil
+			}
+			want = uint64(acc[j])
+		}
+	}
+	return out, nil
 }
 
 // postingIter decodes a posting list, a buffer of ids at a time: a call

@@ -2,9 +2,12 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -58,5 +61,57 @@ func TestQueryMaxOutputBytes(t *testing.T) {
 	}
 	if res, _ := ix.Search(context.Background(), Query{Pattern: "useRouter", MaxMatches: 3}, DefaultSearchLimits()); res.PerFileCut {
 		t.Error("PerFileCut set with no per-file cap")
+	}
+}
+
+// TestIntersectBlocksAgreesWithDecoding: intersectBlocks gives the ids of
+// acc that a decoded posting list holds, on random lists with one- and
+// many-byte deltas, and reports a list that does not increase, runs past
+// the index's blocks or ends inside a varint as corrupt.
+func TestIntersectBlocksAgreesWithDecoding(t *testing.T) {
+	ix := &Index{blocks: make([]blockRec, 5000)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	encode := func(ids []uint32) []byte {
+		var b []byte
+		prev := uint32(0)
+		for _, id := range ids {
+			b = binary.AppendUvarint(b, uint64(id-prev))
+			prev = id
+		}
+		return b
+	}
+	sample := func(n, gap int) []uint32 {
+		var ids []uint32
+		for id := rng.IntN(gap + 1); id < 5000 && len(ids) < n; id += 1 + rng.IntN(gap) {
+			ids = append(ids, uint32(id))
+		}
+		return ids
+	}
+	for range 500 {
+		list, acc := sample(1+rng.IntN(3000), 1+rng.IntN(400)), sample(1+rng.IntN(300), 1+rng.IntN(60))
+		inList := map[uint32]bool{}
+		for _, id := range list {
+			inList[id] = true
+		}
+		var want []uint32
+		for _, id := range acc {
+			if inList[id] {
+				want = append(want, id)
+			}
+		}
+		got, err := ix.intersectBlocks(slices.Clone(acc), encode(list))
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("got %v (%v), want %v", got, err, want)
+		}
+	}
+	all := []uint32{0, 1, 2, 3, 4999}
+	for name, list := range map[string][]byte{
+		"a zero delta":    {1, 0, 1},
+		"past the last":   binary.AppendUvarint([]byte{1}, 5000),
+		"cut in a varint": {1, 0x80},
+	} {
+		if _, err := ix.intersectBlocks(slices.Clone(all), list); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
+		}
 	}
 }
