@@ -64,12 +64,15 @@ func TestQueryMaxOutputBytes(t *testing.T) {
 	}
 }
 
-// TestIntersectBlocksAgreesWithDecoding: intersectBlocks gives the ids of
-// acc that a decoded posting list holds, on random lists with one- and
-// many-byte deltas, and reports a list that does not increase, runs past
+// TestIntersectListAgreesWithDecoding: intersectList gives the ids of
+// acc that a decoded posting list holds, block or group ids, on random
+// lists with one- and many-byte deltas, and reports a list that does not increase, runs past
 // the index's blocks or ends inside a varint as corrupt.
-func TestIntersectBlocksAgreesWithDecoding(t *testing.T) {
+func TestIntersectListAgreesWithDecoding(t *testing.T) {
 	ix := &Index{blocks: make([]blockRec, 5000)}
+	for k := range ix.blocks {
+		ix.blocks[k].group = uint32(k) &^ 3
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	encode := func(ids []uint32) []byte {
 		var b []byte
@@ -99,9 +102,27 @@ func TestIntersectBlocksAgreesWithDecoding(t *testing.T) {
 				want = append(want, id)
 			}
 		}
-		got, err := ix.intersectBlocks(slices.Clone(acc), encode(list))
+		got, err := ix.intersectList(slices.Clone(acc), encode(list), false)
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("got %v (%v), want %v", got, err, want)
+		}
+		// Group mode: blocks in groups of four, named by their first.
+		groups := map[uint32]bool{}
+		for _, id := range list {
+			groups[ix.blocks[id].group] = true
+		}
+		var gacc, gwant []uint32
+		for _, id := range acc {
+			if g := id &^ 3; len(gacc) == 0 || gacc[len(gacc)-1] != g {
+				gacc = append(gacc, g)
+				if groups[g] {
+					gwant = append(gwant, g)
+				}
+			}
+		}
+		got, err = ix.intersectList(gacc, encode(list), true)
+		if err != nil || !slices.Equal(got, gwant) {
+			t.Fatalf("groups: got %v (%v), want %v", got, err, gwant)
 		}
 	}
 	all := []uint32{0, 1, 2, 3, 4999}
@@ -110,7 +131,7 @@ func TestIntersectBlocksAgreesWithDecoding(t *testing.T) {
 		"past the last":   binary.AppendUvarint([]byte{1}, 5000),
 		"cut in a varint": {1, 0x80},
 	} {
-		if _, err := ix.intersectBlocks(slices.Clone(all), list); !errors.Is(err, ErrCorrupt) {
+		if _, err := ix.intersectList(slices.Clone(all), list, false); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
 		}
 	}
