@@ -556,10 +556,16 @@ type grepPage struct {
 	// compiled is the pattern compiled once for the page's index calls
 	// (a tier and pass each).
 	compiled *index.Compiled
-	// countAt is when a first page starts its count beside itself (zero:
-	// never), and beside that count once started (scheduleCount).
-	countAt time.Time
-	beside  *besideCount
+	// A first page's count (scheduleCount): tc, what it counted; tierCounts
+	// says the page counts the tiers it searches; countUntil ends the
+	// counting (grep-count-time; zero: none); countAt is when it starts a
+	// count beside itself (zero: never), and beside that count once
+	// started.
+	tc         *tierCount
+	tierCounts bool
+	countUntil time.Time
+	countAt    time.Time
+	beside     *besideCount
 }
 
 // scope counts the files include/exclude select and ranks them. A
@@ -634,7 +640,9 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 		// function\s+\w+Sync made 146 matches, with their windows, for a
 		// page that took 23. Should the page still have room, it goes on
 		// after the last match as after any cut call.
-		q.MaxOutputBytes = g.b.Left() + g.b.Left()/4
+		// A page past its budget (its first item is always taken) still
+		// gets the search's first match.
+		q.MaxOutputBytes = max(g.b.Left()+g.b.Left()/4, 1)
 	}
 	q.Filter = func(p string) bool {
 		sf, ok := g.sc.files[p]
@@ -734,9 +742,19 @@ func (g *grepPage) run() error {
 				}
 				for {
 					g.startCount()
-					ir, err := g.search(g.query(pass, tier, file, line, g.callMatches()))
+					q := g.query(pass, tier, file, line, g.callMatches())
+					// The first search of a tier counts all its lines for
+					// the page's place, unless the count beside took it.
+					counts := g.tierCounts && pass == 0 && file == "" && g.tc.claim(tier)
+					if counts {
+						q.CountRest, q.CountUntil = true, g.countUntil
+					}
+					ir, err := g.search(q)
 					if err != nil {
 						return err
+					}
+					if counts {
+						g.tc.add(tier, ir.Lines, ir.Files, ir.CountedAll)
 					}
 					if pass == 0 && g.perFile > 0 && (ir.PerFileCut || (ir.Truncated && ir.TruncatedBy != index.TruncOutputBytes)) {
 						// Lines were held back for pass 1, or may have been

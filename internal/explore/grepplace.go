@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -104,64 +105,141 @@ func pageFiles(ms []GrepMatch) int {
 	return len(seen)
 }
 
-// countAll counts the matching lines and files of g's grep in all: the
-// files its scope selects (copies included: a same-bytes entry's lines
-// count as the page counts them), each counted by the index (Query.Tally),
-// through the page's version and compiled pattern, in one search unless a
-// search's max-matches of files cuts it. grep-count-time bounds it: the
-// count stops with what it counted (AtLeast). Nil when it fails. It
-// reads only what the page does not change (o is the version the page
-// opened), so it can run beside it.
-func (g *grepPage) countAll(ctx context.Context, o *Opened) *GrepPlace {
-	s := g.s
-	if s.lim.GrepCountTime > 0 {
+// tierCount is a first page's count of its grep's matching lines and
+// files (GrepPlace), made tier by tier (rank.go), each tier once, by
+// whoever claims it first: the page counts each tier it searches from its
+// start as it searches it (index.Query.CountRest: its first search of the
+// tier goes on counting past the page's caps), a count beside it counts
+// from the last tier down until it meets one the page took, and the page,
+// once done, counts what neither reached. When the page and the count
+// beside it each searched every tier, next 16.4.6's function\s+\w+Sync
+// scanned its 2,444 candidate blocks twice. Copies count as the page
+// counts them (the page's Tally of a same-bytes file is its lines).
+type tierCount struct {
+	mu           sync.Mutex
+	taken, whole [numTiers]bool // claimed; counted to the end
+	lines, files int
+	failed       bool
+}
+
+// claim takes tier t for the caller to count, unless someone has.
+func (c *tierCount) claim(t int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.taken[t] {
+		return false
+	}
+	c.taken[t] = true
+	return true
+}
+
+// add records a claimed tier's count; whole says it counted the tier to
+// its end (else it ran out of grep-count-time).
+func (c *tierCount) add(t, lines, files int, whole bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lines, c.files, c.whole[t] = c.lines+lines, c.files+files, whole
+}
+
+// place is the count of every tier sc holds files in: at least, when one
+// was not counted to its end; nil when a count failed.
+func (c *tierCount) place(sc *grepScope) *GrepPlace {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failed {
+		return nil
+	}
+	p := &GrepPlace{Lines: c.lines, Files: c.files}
+	for t := range numTiers {
+		if sc.inTier[t] > 0 && !c.whole[t] {
+			p.AtLeast = true
+		}
+	}
+	return p
+}
+
+// countTiers counts the tiers with files that nobody has claimed, from
+// the last down, each with countTier; beside the page, it stops at the
+// first one claimed (the page counts those before it). grep-count-time,
+// from the page's start (countUntil), bounds it: a tier it cuts is not
+// whole, and no tier is counted after.
+func (g *grepPage) countTiers(ctx context.Context, o *Opened, beside bool) {
+	if !g.countUntil.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.lim.GrepCountTime)
+		ctx, cancel = context.WithDeadline(ctx, g.countUntil)
 		defer cancel()
 	}
+	for t := numTiers - 1; t >= 0; t-- {
+		if g.sc.inTier[t] == 0 {
+			continue
+		}
+		if !g.tc.claim(t) {
+			if beside {
+				return
+			}
+			continue
+		}
+		lines, files, whole, err := g.countTier(ctx, o, t)
+		if err != nil {
+			g.tc.mu.Lock()
+			g.tc.failed = true
+			g.tc.mu.Unlock()
+			return
+		}
+		g.tc.add(t, lines, files, whole)
+		if !whole {
+			return // out of time: the tiers left stay uncounted
+		}
+	}
+}
+
+// countTier counts the matching lines and files of g's grep in one tier
+// of its scope, each file counted by the index (Query.Tally), through the
+// page's version and compiled pattern, in one search unless a search's
+// max-matches of files cuts it. whole is false when ctx's deadline
+// (grep-count-time) or a limit stopped it first.
+func (g *grepPage) countTier(ctx context.Context, o *Opened, tier int) (lines, files int, whole bool, err error) {
 	r := g.r
-	p := &GrepPlace{}
 	after := "" // the last file counted
 	for {
 		q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
 			WholeWord: r.WholeWord, MaxMatches: g.countMatches(), Compiled: g.compiled, CandidatesOnly: !o.fromElsewhere(),
-			Filter: func(path string) bool { _, ok := g.sc.files[path]; return ok && path > after },
+			Filter: func(path string) bool { sf, ok := g.sc.files[path]; return ok && int(sf.tier) == tier && path > after },
 			Tally:  func(string) bool { return true }}
-		sr, err := s.pkgs.Search(ctx, o, q)
+		sr, err := g.s.pkgs.Search(ctx, o, q)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-				p.AtLeast = true // out of time: what was counted, and the page's own
-				return p
+				return lines, files, false, nil // out of time: what was counted
 			}
-			return nil
+			return 0, 0, false, err
 		}
 		for _, m := range sr.Result.Matches {
-			p.Lines += m.Count
-			p.Files++
+			lines += m.Count
+			files++
 			after = m.File
 		}
 		switch sr.Result.TruncatedBy {
 		case "":
-			return p
+			return lines, files, true, nil
 		case index.TruncMaxMatches, index.TruncOutputBytes:
 			if len(sr.Result.Matches) > 0 {
 				continue // the call's own bound: go on after the last file
 			}
 		}
-		p.AtLeast = true
-		return p
+		return lines, files, false, nil
 	}
 }
 
-// besideAfter is how long a first page runs before its count starts
-// beside it (the page looks before each of its index searches). A page
-// done sooner needs no count (uncut: typescript 5.9.3's createProgram,
-// 107 lines in 0.29 ms) or one that costs little after it. In process,
-// alternated, load 1.5: after 300 us, next 16.4.6's function\s+\w+Sync
-// (a 7.9 ms first page, its count as long) takes 5.7 ms and no page is
-// slower; after 100 us, useRouter gained 14% but createProgram lost 40%
-// to a count it never used. A timer would not do: the runtime wakes an
-// idle core for one about a millisecond late.
+// besideAfter is how long a first page runs before the count of the
+// tiers it has not reached starts beside it (the page looks before each
+// of its index searches). A page done sooner needs no count (uncut:
+// typescript 5.9.3's createProgram, 107 lines in 0.29 ms) or one that
+// costs little after it: after 100 us, createProgram lost 40% to a count
+// it never used. A timer would not do: the runtime wakes an idle core for
+// one about a millisecond late. Scans beside each other share the
+// memory's bandwidth: on the 2-core build machine, next 16.4.6's
+// function\s+\w+Sync scanned its source tier in 0.55 ms alone and in
+// 2.9 ms beside a count of its source maps.
 var besideAfter = 300 * time.Microsecond
 
 // besideStarts counts the counts started beside their pages (tests read
@@ -170,23 +248,31 @@ var besideStarts atomic.Int64
 
 // besideCount is a count running beside its page.
 type besideCount struct {
-	stop  context.CancelFunc
-	done  chan struct{}
-	place *GrepPlace
+	stop context.CancelFunc
+	done chan struct{}
 }
 
-// scheduleCount has the page start countAll beside itself once it has run
-// besideAfter (startCount), for a stored version (a fallback's count
-// would fetch its files a second time at once).
+// scheduleCount has the page count its place (tierCount): it counts the
+// tiers it searches, and starts a count of the others beside itself once
+// it has run besideAfter (startCount), for a stored version (a fallback's
+// count would fetch its files a second time at once; its count is made
+// after the page).
 func (g *grepPage) scheduleCount() {
-	if g.s.counts != nil && !g.o.fromElsewhere() {
-		g.countAt = time.Now().Add(besideAfter)
+	g.tc = &tierCount{}
+	if g.s.lim.GrepCountTime > 0 {
+		g.countUntil = time.Now().Add(g.s.lim.GrepCountTime)
+	}
+	if !g.o.fromElsewhere() {
+		g.tierCounts = true
+		if g.s.counts != nil {
+			g.countAt = time.Now().Add(besideAfter)
+		}
 	}
 }
 
-// startCount starts the scheduled count, if it is time and one of the
-// service's slots for it (grep-counts-beside) is free. The page calls it
-// before each index search.
+// startCount starts the scheduled count beside the page, if it is time
+// and one of the service's slots for it (grep-counts-beside) is free. The
+// page calls it before each index search.
 func (g *grepPage) startCount() {
 	if g.countAt.IsZero() || g.beside != nil || time.Now().Before(g.countAt) || !g.s.counts.TryAcquire(1) {
 		return
@@ -198,7 +284,7 @@ func (g *grepPage) startCount() {
 	go func() {
 		defer close(c.done)
 		defer sem.Release(1)
-		c.place = g.countAll(ctx, o)
+		g.countTiers(ctx, o, true)
 	}()
 	g.beside = c
 }
@@ -213,15 +299,19 @@ func (g *grepPage) stopCount() {
 	}
 }
 
-// place is the grep's count: the one beside the page, or one made now.
+// place is the grep's count: the tiers the page and the count beside it
+// counted, and the ones neither reached, counted now.
 func (g *grepPage) place() *GrepPlace {
 	g.countAt = time.Time{}
+	if g.tc == nil {
+		return nil
+	}
+	g.countTiers(g.ctx, g.o, false)
 	if c := g.beside; c != nil {
 		<-c.done
 		c.stop()
-		return c.place
 	}
-	return g.countAll(g.ctx, g.o)
+	return g.tc.place(g.sc)
 }
 
 // cutPlace splits a cursor withPlace wrote into the place so far (with

@@ -53,6 +53,19 @@ type Query struct {
 	// answer can still hold: a search stops at a match past it instead
 	// of making windows for lines nobody will be given.
 	MaxOutputBytes int
+	// CountRest has the search count every matching line of the files
+	// it visits, past its caps: a file MaxMatchesPerFile cuts is scanned
+	// on, and a search MaxMatches or MaxOutputBytes stops visits the rest
+	// of its files, counting their lines (Result.Lines, Files,
+	// CountedAll) without returning more. The matches it returns are the
+	// ones it returns without. A caller paging a grep counts the lines of
+	// what it searches as it goes, not in a second search (explore's
+	// GrepPlace). Skip and FromColumn are not to be set with it.
+	CountRest bool `json:",omitempty"`
+	// CountUntil, when set, ends a CountRest search's counting past its
+	// caps at that time (CountedAll false): a count costs no more than
+	// its caller allows, however long the search's Timeout.
+	CountUntil time.Time `json:",omitzero"`
 	// Skip, when set, is asked about each matching line before it is
 	// returned, with n its 1-based rank within its file. A skipped line is
 	// not returned and does not count toward MaxMatches or the output
@@ -243,6 +256,12 @@ type Result struct {
 	// PerFileCut says MaxMatchesPerFile held back a file's later lines,
 	// whatever TruncatedBy names.
 	PerFileCut bool
+	// With Query.CountRest, Lines and Files count the matching lines of
+	// the files the search visited and the files holding them, and
+	// CountedAll says it visited every file it would have without its
+	// caps (no timeout or cancellation ended it first).
+	Lines, Files int  `json:",omitempty"`
+	CountedAll   bool `json:",omitempty"`
 }
 
 // Search greps the index. Matching lines are those ripgrep (rg -n) prints
@@ -299,6 +318,7 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 		return Result{}, fmt.Errorf("index: %w", err)
 	}
 	s.run(units)
+	s.res.CountedAll = q.CountRest && !s.stopped && !s.countCut
 	if s.canceled != nil {
 		return s.res, fmt.Errorf("index: search: %w", s.canceled)
 	}
@@ -352,9 +372,13 @@ type searcher struct {
 	blo, bhi    int // its blocks
 	fileMatches int
 	fileDone    bool
-	tally       bool // the file is counted, not listed (Query.Tally)
-	curPos      int  // a line start whose number is curLine
-	curLine     int
+	// counting: a CountRest search past its stop (stop), or past the
+	// file's MaxMatchesPerFile (fileCounting), only counts lines.
+	counting, fileCounting bool
+	countCut               bool // CountUntil passed: the count is not whole
+	tally                  bool // the file is counted, not listed (Query.Tally)
+	curPos                 int  // a line start whose number is curLine
+	curLine                int
 }
 
 // candidates evaluates the trigram query and returns the units to scan:
@@ -467,15 +491,37 @@ func (s *searcher) checkTime() {
 		}
 		return
 	}
-	if time.Now().After(s.deadline) {
+	now := time.Now()
+	if now.After(s.deadline) {
 		s.stop(TruncTimeout)
+		return
+	}
+	if (s.counting || s.fileCounting) && !s.q.CountUntil.IsZero() && now.After(s.q.CountUntil) {
+		// Out of counting time: a search that only counts ends, one
+		// counting a cut file's rest leaves the file.
+		s.countCut = true
+		s.stopped = s.stopped || s.counting
+		s.fileDone = s.fileDone || s.fileCounting
 	}
 }
 
+// stop ends the search for reason, or, with CountRest and a reason other
+// than the timeout, ends what it returns and counts on (counting); the
+// reason a counting search stops for after is not TruncatedBy, which
+// names what cut its matches.
 func (s *searcher) stop(reason string) {
-	s.stopped = true
+	if s.counting {
+		s.stopped = true
+		return
+	}
 	s.res.Truncated = true
 	s.res.TruncatedBy = reason
+	if s.q.CountRest && reason != TruncTimeout {
+		s.counting = true
+		s.checkTime() // CountUntil may have passed already
+		return
+	}
+	s.stopped = true
 }
 
 func (s *searcher) run(units unitSet) {
@@ -517,6 +563,9 @@ func (s *searcher) run(units unitSet) {
 			}
 		}
 		if f.flags&fileBinary != 0 {
+			if s.counting {
+				continue // counted files are not the result's
+			}
 			s.res.FilesSkipped++
 			if len(s.res.Skipped) < s.lim.MaxSkippedListed {
 				if path == "" {
@@ -526,7 +575,9 @@ func (s *searcher) run(units unitSet) {
 			}
 			continue
 		}
-		s.res.FilesSearched++
+		if !s.counting {
+			s.res.FilesSearched++
+		}
 		if (!units.all && len(mine) == 0) || lo == hi {
 			continue
 		}
@@ -535,7 +586,7 @@ func (s *searcher) run(units unitSet) {
 			return
 		}
 		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, text, lo, hi
-		s.fileMatches, s.fileDone, s.curPos, s.curLine = 0, false, 0, 1
+		s.fileMatches, s.fileDone, s.fileCounting, s.curPos, s.curLine = 0, false, false, 0, 1
 		s.tally = false
 		if s.q.Tally != nil {
 			if s.path == "" {
@@ -555,10 +606,16 @@ func (s *searcher) run(units unitSet) {
 		default:
 			s.scanLines(s.lineRanges(mine, units.all))
 		}
-		if s.tally && s.fileMatches > 0 && !s.stopped {
+		if s.q.CountRest && s.fileMatches > 0 {
+			s.res.Lines += s.fileMatches
+			s.res.Files++
+		}
+		if s.tally && s.fileMatches > 0 && !s.stopped && !s.counting {
 			if len(s.res.Matches) >= s.maxMatches {
-				s.stop(TruncMaxMatches)
-				return
+				if s.stop(TruncMaxMatches); s.stopped {
+					return
+				}
+				continue
 			}
 			s.add(Match{File: s.path, Count: s.fileMatches}, len(s.path)+64)
 		}
@@ -980,16 +1037,21 @@ func (s *searcher) lineNumber(ls int) int {
 
 // emit records a match at [ms, me) on the line [ls, le).
 func (s *searcher) emit(ls, le, ms, me int) {
-	if s.tally {
+	if s.tally || s.counting || s.fileCounting {
 		s.fileMatches++
 		return
 	}
 	if s.q.MaxMatchesPerFile > 0 && s.fileMatches >= s.q.MaxMatchesPerFile {
-		s.fileDone = true
 		s.res.Truncated, s.res.PerFileCut = true, true
 		if s.res.TruncatedBy == "" {
 			s.res.TruncatedBy = TruncMaxMatchesPerFile
 		}
+		if s.q.CountRest && !s.countCut {
+			s.fileCounting = true
+			s.fileMatches++
+			return
+		}
+		s.fileDone = true
 		return
 	}
 	if s.q.Skip != nil {
@@ -1018,6 +1080,9 @@ func (s *searcher) emit(ls, le, ms, me int) {
 	}
 	if len(s.res.Matches) >= s.maxMatches {
 		s.stop(TruncMaxMatches)
+		if s.counting {
+			s.fileMatches++
+		}
 		return
 	}
 	m := Match{File: s.path, Line: s.lineNumber(ls), Column: ms - ls + 1, LineBytes: le - ls}
@@ -1049,7 +1114,7 @@ func (s *searcher) emit(ls, le, ms, me int) {
 			size += len(t) + 8
 		}
 	}
-	if s.add(m, size) {
+	if s.add(m, size) || s.counting {
 		s.fileMatches++
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestQueryMaxOutputBytes: a query's MaxOutputBytes stops the search at
@@ -134,5 +135,71 @@ func TestIntersectListAgreesWithDecoding(t *testing.T) {
 		if _, err := ix.intersectList(slices.Clone(all), list, false); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
 		}
+	}
+}
+
+// TestCountRestCountsEveryLine: a CountRest search returns the matches
+// the same search returns without it, and counts every matching line and
+// file it visits past its caps (per file, maxMatches, output bytes,
+// tallied files) as a Tally of every file counts them.
+func TestCountRestCountsEveryLine(t *testing.T) {
+	var docs []Doc
+	for i := range 30 {
+		text := strings.Repeat("x := 1\n", i%4) + strings.Repeat("const useRouter = 1; // useRouter\n", 1+i%5)
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%02d.js", i), Data: []byte(text)})
+	}
+	docs = append(docs, Doc{Path: "long.js", Data: []byte(strings.Repeat("useRouter ", 400) + "\n")})
+	ix := buildBytes(t, docs, DefaultBuildLimits())
+	ctx := context.Background()
+	all, err := ix.Search(ctx, Query{Pattern: "useRouter", MaxMatches: 1000, Tally: func(string) bool { return true }}, DefaultSearchLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, m := range all.Matches {
+		lines += m.Count
+	}
+	tallied := func(p string) bool { return p == "f07.js" || p == "f21.js" }
+	for _, q := range []Query{
+		{Pattern: "useRouter"},
+		{Pattern: "useRouter", MaxMatches: 7},
+		{Pattern: "useRouter", MaxMatchesPerFile: 2},
+		{Pattern: "useRouter", MaxMatches: 9, MaxMatchesPerFile: 1},
+		{Pattern: "useRouter", MaxOutputBytes: 300},
+		{Pattern: "useRouter", MaxOutputBytes: 300, Tally: tallied},
+		{Pattern: "useRouter", MaxMatches: 3, Tally: tallied},
+		{Pattern: `use\w+`, MaxMatchesPerFile: 3, Filter: func(p string) bool { return p != "f03.js" }},
+	} {
+		want, err := ix.Search(ctx, q, DefaultSearchLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.CountRest = true
+		got, err := ix.Search(ctx, q, DefaultSearchLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLines, wantFiles := lines, len(all.Matches)
+		if q.Filter != nil {
+			wantLines, wantFiles = lines-(1+3%5), wantFiles-1 // f03.js's lines
+		}
+		counts := got
+		counts.Lines, counts.Files, counts.CountedAll = 0, 0, false
+		if !reflect.DeepEqual(counts, want) {
+			t.Errorf("%+v: CountRest changed the result\n%+v\nwant\n%+v", q, counts, want)
+		}
+		if got.Lines != wantLines || got.Files != wantFiles || !got.CountedAll {
+			t.Errorf("%+v: counted %d lines in %d files (all: %v), want %d in %d", q, got.Lines, got.Files, got.CountedAll, wantLines, wantFiles)
+		}
+	}
+	// Past CountUntil, the count stops where the matches do.
+	want, _ := ix.Search(ctx, Query{Pattern: "useRouter", MaxMatches: 3}, DefaultSearchLimits())
+	late, err := ix.Search(ctx, Query{Pattern: "useRouter", MaxMatches: 3, CountRest: true, CountUntil: time.Now().Add(-time.Second)}, DefaultSearchLimits())
+	if err != nil || late.CountedAll || !reflect.DeepEqual(late.Matches, want.Matches) || late.TruncatedBy != TruncMaxMatches {
+		t.Errorf("past CountUntil: counted all %v, truncated by %q, %d matches (%v); want not all, maxMatches, the same 3", late.CountedAll, late.TruncatedBy, len(late.Matches), err)
+	}
+	res, err := ix.Search(ctx, Query{Pattern: "useRouter", MaxMatches: 2}, DefaultSearchLimits())
+	if err != nil || res.Lines+res.Files != 0 || res.CountedAll {
+		t.Errorf("without CountRest: counted %d lines, %d files, all %v", res.Lines, res.Files, res.CountedAll)
 	}
 }
