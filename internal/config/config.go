@@ -553,7 +553,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Int(&c.GrepMatchesPerFile, "grep-matches-per-file", "matches of one file on grep's first pass over the files, when maxMatchesPerFile is not given")
 	b.Int(&c.DiffPairFiles, "diff-pair-files", "files (both listings, summed over version pairs) whose diff changes and printed/unprinted state are kept between requests; 0 keeps none")
 	b.Dur(&c.GrepCountTime, "grep-count-time", "longest the first page of a cut grep spends counting all matching lines; past it the page says \"at least N\" (0: count to the end)")
-	b.Int(&c.GrepCountsBeside, "grep-counts-beside", "first grep pages whose count of all matching lines may run at once beside the page, on another core (default: one fewer than the cores); past it, or with 0, a page counts after it is filled")
+	b.Int(&c.GrepCountsBeside, "grep-counts-beside", "first grep pages whose count of the matching lines in the tiers the page does not reach may run at once beside the page, on another core (default: one fewer than the cores); past it, or with 0, a page counts them after it is filled")
 	b.Int(&c.GrepScopeFiles, "grep-scope-files", "files (summed over versions) whose grep ranking and same-bytes tables are kept between requests; 0 keeps none")
 	b.Int(&c.FileTreeFiles, "file-tree-files", "files (summed over versions) whose file and folder trees (for list and glob) are kept between requests; 0 keeps none")
 	b.Int(&c.DeprecationNoteBytes, "deprecation-note-bytes", "bytes of a version's deprecation message an answer about it quotes in its notes")

@@ -87,9 +87,9 @@ type Limits struct {
 	// was counted; 0 counts to the end.
 	GrepCountTime time.Duration
 	// GrepCountsBeside is how many of those counts may run at once
-	// beside their pages (on another goroutine, so another core): a
-	// first page then costs the longer of the two, not their sum. Past
-	// it, or at 0, a page counts after it is filled.
+	// beside their pages (on another goroutine, so another core), each
+	// counting the tiers its page has not reached (tierCount). Past it,
+	// or at 0, a page counts those after it is filled.
 	GrepCountsBeside int
 	// DiffPairFiles bounds what diffs keep of the version pairs they
 	// compared (diffpairs.go): the files of both listings, summed over
