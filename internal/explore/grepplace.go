@@ -158,17 +158,21 @@ func (c *tierCount) place(sc *grepScope) *GrepPlace {
 	return p
 }
 
-// countTiers counts the tiers with files that nobody has claimed, from
-// the last down, each with countTier; beside the page, it stops at the
-// first one claimed (the page counts those before it). grep-count-time,
-// from the page's start (countUntil), bounds it: a tier it cuts is not
-// whole, and no tier is counted after.
+// countTiers counts the tiers with files that nobody has claimed: beside
+// the page, one at a time from the last down, stopping at the first one
+// claimed (the page counts those before it); after the page, all of them
+// in one count (a search each cost next 16.4.6's useRouter with
+// maxMatches 5 four searches more). grep-count-time, from the page's
+// start (countUntil), bounds it: a tier it cuts is not whole, and no
+// tier is counted after.
 func (g *grepPage) countTiers(ctx context.Context, o *Opened, beside bool) {
 	if !g.countUntil.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, g.countUntil)
 		defer cancel()
 	}
+	var set [numTiers]bool
+	claimed := false
 	for t := numTiers - 1; t >= 0; t-- {
 		if g.sc.inTier[t] == 0 {
 			continue
@@ -179,32 +183,52 @@ func (g *grepPage) countTiers(ctx context.Context, o *Opened, beside bool) {
 			}
 			continue
 		}
-		lines, files, whole, err := g.countTier(ctx, o, t)
-		if err != nil {
-			g.tc.mu.Lock()
-			g.tc.failed = true
-			g.tc.mu.Unlock()
+		set[t], claimed = true, true
+		if !beside && t > 0 {
+			continue // claim the rest, count them at once
+		}
+		if !g.countSet(ctx, o, &set) {
 			return
 		}
-		g.tc.add(t, lines, files, whole)
-		if !whole {
-			return // out of time: the tiers left stay uncounted
-		}
+		set, claimed = [numTiers]bool{}, false
+	}
+	if claimed {
+		g.countSet(ctx, o, &set)
 	}
 }
 
-// countTier counts the matching lines and files of g's grep in one tier
-// of its scope, each file counted by the index (Query.Tally), through the
-// page's version and compiled pattern, in one search unless a search's
-// max-matches of files cuts it. whole is false when ctx's deadline
-// (grep-count-time) or a limit stopped it first.
-func (g *grepPage) countTier(ctx context.Context, o *Opened, tier int) (lines, files int, whole bool, err error) {
+// countSet counts the tiers in set (countTier) and records them: whole
+// when it counted them to the end, else each tier cut. It reports whether
+// counting may go on.
+func (g *grepPage) countSet(ctx context.Context, o *Opened, set *[numTiers]bool) bool {
+	lines, files, whole, err := g.countTier(ctx, o, set)
+	g.tc.mu.Lock()
+	defer g.tc.mu.Unlock()
+	if err != nil {
+		g.tc.failed = true
+		return false
+	}
+	g.tc.lines, g.tc.files = g.tc.lines+lines, g.tc.files+files
+	for t, in := range set {
+		if in {
+			g.tc.whole[t] = whole
+		}
+	}
+	return whole // out of time: the tiers left stay uncounted
+}
+
+// countTier counts the matching lines and files of g's grep in the tiers
+// of its scope in set, each file counted by the index (Query.Tally),
+// through the page's version and compiled pattern, in one search unless a
+// search's max-matches of files cuts it. whole is false when ctx's
+// deadline (grep-count-time) or a limit stopped it first.
+func (g *grepPage) countTier(ctx context.Context, o *Opened, set *[numTiers]bool) (lines, files int, whole bool, err error) {
 	r := g.r
 	after := "" // the last file counted
 	for {
 		q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
 			WholeWord: r.WholeWord, MaxMatches: g.countMatches(), Compiled: g.compiled, CandidatesOnly: !o.fromElsewhere(),
-			Filter: func(path string) bool { sf, ok := g.sc.files[path]; return ok && int(sf.tier) == tier && path > after },
+			Filter: func(path string) bool { sf, ok := g.sc.files[path]; return ok && set[sf.tier] && path > after },
 			Tally:  func(string) bool { return true }}
 		sr, err := g.s.pkgs.Search(ctx, o, q)
 		if err != nil {
