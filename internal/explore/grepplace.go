@@ -162,13 +162,13 @@ func (c *tierCount) place(sc *grepScope) *GrepPlace {
 // the page, one at a time from the last down, stopping at the first one
 // claimed (the page counts those before it); after the page, all of them
 // in one count (a search each cost next 16.4.6's useRouter with
-// maxMatches 5 four searches more). grep-count-time, from the page's
-// start (countUntil), bounds it: a tier it cuts is not whole, and no
-// tier is counted after.
+// maxMatches 5 four searches more). grep-count-time bounds it, from its
+// start, as it bounds the page's own counting from the page's: a tier it
+// cuts is not whole, and no tier is counted after.
 func (g *grepPage) countTiers(ctx context.Context, o *Opened, beside bool) {
-	if !g.countUntil.IsZero() {
+	if d := g.s.lim.GrepCountTime; d > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, g.countUntil)
+		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	var set [numTiers]bool

@@ -96,9 +96,10 @@ func (ix *Index) intersectList(acc []uint32, b []byte, group bool) ([]uint32, er
 			return out, corrupt("posting list not increasing")
 		}
 		more = true
-		if id += d; id >= n {
-			return out, corrupt("posting names block %d of %d", id, n)
+		if d >= n-id { // id+d past the blocks, or past 2^64
+			return out, corrupt("posting names a block past the %d", n)
 		}
+		id += d
 		u := id
 		if group {
 			u = uint64(ix.blocks[id].group) // groups follow block order
@@ -161,11 +162,11 @@ func (it *postingIter) fill(buf []uint32) int {
 			return 0
 		}
 		it.more = true
-		it.id += d
-		if it.id >= uint64(len(blocks)) {
-			it.err, it.b = corrupt("posting names block %d of %d", it.id, len(blocks)), nil
+		if d >= uint64(len(blocks))-it.id { // past the blocks, or past 2^64
+			it.err, it.b = corrupt("posting names a block past the %d", len(blocks)), nil
 			return 0
 		}
+		it.id += d
 		u := uint32(it.id)
 		if it.group {
 			if u = blocks[it.id].group; u == it.last {

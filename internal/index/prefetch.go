@@ -71,8 +71,8 @@ func (a *ahead) kept(fi int) (bool, bool) {
 
 // prefetch offers the index's source, when it is a Prefetcher, content ci
 // (held by file fi, which the search is about to read) and the contents
-// after it, unless ci was offered already.
-func (s *searcher) prefetch(ci, fi int) {
+// after it, unless ci was offered already; ctx bounds the reading.
+func (s *searcher) prefetch(ctx context.Context, ci, fi int) {
 	pf, ok := s.ix.src.(Prefetcher)
 	if !ok {
 		return
@@ -97,7 +97,7 @@ func (s *searcher) prefetch(ci, fi int) {
 		keys = append(keys, string(key))
 		sizes = append(sizes, size)
 	}
-	n := pf.Prefetch(s.bodyCtx, keys, sizes)
+	n := pf.Prefetch(ctx, keys, sizes)
 	a.next = p + min(max(n, 1), len(keys))
 }
 

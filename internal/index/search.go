@@ -352,11 +352,15 @@ type searcher struct {
 	// ends with ctx or at the deadline; cancelBody releases it.
 	bodyCtx    context.Context
 	cancelBody context.CancelFunc
-	textCi     int    // the content whose text was read last, or -1
-	textOfCi   []byte // and that text: files holding one body read it once
-	units      unitSet
-	ahead      ahead  // the contents a Prefetcher is offered (prefetch.go)
-	hits       []span // where the current file's literal hits can start (scanHits)
+	// countCtx is bodyCtx ending at Query.CountUntil too, for the bodies
+	// only a count reads.
+	countCtx    context.Context
+	cancelCount context.CancelFunc
+	textCi      int    // the content whose text was read last, or -1
+	textOfCi    []byte // and that text: files holding one body read it once
+	units       unitSet
+	ahead       ahead  // the contents a Prefetcher is offered (prefetch.go)
+	hits        []span // where the current file's literal hits can start (scanHits)
 	// candCont marks the contents holding candidate units, with
 	// Query.CandidatesOnly (nil: every content may hold one).
 	candCont []bool
@@ -372,13 +376,15 @@ type searcher struct {
 	blo, bhi    int // its blocks
 	fileMatches int
 	fileDone    bool
-	// counting: a CountRest search past its stop (stop), or past the
-	// file's MaxMatchesPerFile (fileCounting), only counts lines.
-	counting, fileCounting bool
-	countCut               bool // CountUntil passed: the count is not whole
-	tally                  bool // the file is counted, not listed (Query.Tally)
-	curPos                 int  // a line start whose number is curLine
-	curLine                int
+	// counting: a CountRest search past its stop (stop), or recounting
+	// the files MaxMatchesPerFile cut (cut; fileCut: this one), only
+	// counts lines. countCut: CountUntil passed or a body could not be
+	// read while counting: the count is not whole.
+	counting, fileCut, countCut bool
+	cut                         []int32
+	tally                       bool // the file is counted, not listed (Query.Tally)
+	curPos                      int  // a line start whose number is curLine
+	curLine                     int
 }
 
 // candidates evaluates the trigram query and returns the units to scan:
@@ -496,12 +502,8 @@ func (s *searcher) checkTime() {
 		s.stop(TruncTimeout)
 		return
 	}
-	if (s.counting || s.fileCounting) && !s.q.CountUntil.IsZero() && now.After(s.q.CountUntil) {
-		// Out of counting time: a search that only counts ends, one
-		// counting a cut file's rest leaves the file.
-		s.countCut = true
-		s.stopped = s.stopped || s.counting
-		s.fileDone = s.fileDone || s.fileCounting
+	if s.counting && !s.q.CountUntil.IsZero() && now.After(s.q.CountUntil) {
+		s.countCut, s.stopped = true, true // out of counting time
 	}
 }
 
@@ -525,6 +527,14 @@ func (s *searcher) stop(reason string) {
 }
 
 func (s *searcher) run(units unitSet) {
+	s.visit(units)
+	if s.q.CountRest {
+		s.recountCut(units)
+	}
+}
+
+// visit scans the files in order until the search stops.
+func (s *searcher) visit(units unitSet) {
 	ix := s.ix
 	s.units = units
 	if s.q.CandidatesOnly && !units.all {
@@ -581,32 +591,10 @@ func (s *searcher) run(units unitSet) {
 		if (!units.all && len(mine) == 0) || lo == hi {
 			continue
 		}
-		text, ok := s.contText(ci, fi, path)
-		if !ok {
+		if !s.scanFile(fi, ci, path, mine) {
 			return
 		}
-		s.fi, s.path, s.text, s.blo, s.bhi = fi, path, text, lo, hi
-		s.fileMatches, s.fileDone, s.fileCounting, s.curPos, s.curLine = 0, false, false, 0, 1
-		s.tally = false
-		if s.q.Tally != nil {
-			if s.path == "" {
-				s.path = ix.filePath(fi)
-			}
-			s.tally = s.q.Tally(s.path)
-		}
-		if s.tick() {
-			return
-		}
-		switch {
-		case s.lit != nil:
-			s.hits = s.hitRanges(mine, units.all)
-			s.scanHits(s.hits)
-		case s.p.alpha != nil && s.p.minLen > 0:
-			s.scanRuns(s.lineRanges(mine, units.all))
-		default:
-			s.scanLines(s.lineRanges(mine, units.all))
-		}
-		if s.q.CountRest && s.fileMatches > 0 {
+		if s.q.CountRest && s.fileMatches > 0 && !s.fileCut {
 			s.res.Lines += s.fileMatches
 			s.res.Files++
 		}
@@ -618,6 +606,62 @@ func (s *searcher) run(units unitSet) {
 				continue
 			}
 			s.add(Match{File: s.path, Count: s.fileMatches}, len(s.path)+64)
+		}
+	}
+}
+
+// scanFile scans file fi (content ci, path path or "" when not yet known)
+// in its units mine; false when the search must stop.
+func (s *searcher) scanFile(fi, ci int, path string, mine []uint32) bool {
+	ix := s.ix
+	lo, hi := ix.contBlocks(ci)
+	text, ok := s.contText(ci, fi, path)
+	if !ok {
+		return false
+	}
+	s.fi, s.path, s.text, s.blo, s.bhi = fi, path, text, lo, hi
+	s.fileMatches, s.fileDone, s.fileCut, s.curPos, s.curLine = 0, false, false, 0, 1
+	s.tally = false
+	if s.q.Tally != nil && !s.counting {
+		if s.path == "" {
+			s.path = ix.filePath(fi)
+		}
+		s.tally = s.q.Tally(s.path)
+	}
+	if s.tick() {
+		return false
+	}
+	switch {
+	case s.lit != nil:
+		s.hits = s.hitRanges(mine, s.units.all)
+		s.scanHits(s.hits)
+	case s.p.alpha != nil && s.p.minLen > 0:
+		s.scanRuns(s.lineRanges(mine, s.units.all))
+	default:
+		s.scanLines(s.lineRanges(mine, s.units.all))
+	}
+	return true
+}
+
+// recountCut counts, once a CountRest search has done with its matches
+// and the files past its stop, the lines of the files MaxMatchesPerFile cut
+// (s.cut): each is scanned again whole, only counting. Counting a file's
+// rest where the cut was would spend the search's own time, and a Timeout
+// reached there would cut the matches the search returns.
+func (s *searcher) recountCut(units unitSet) {
+	if s.stopped {
+		return
+	}
+	s.counting = true
+	for _, fi := range s.cut {
+		ci := int(s.ix.files[fi].content)
+		lo, hi := s.ix.contBlocks(ci)
+		if !s.scanFile(int(fi), ci, "", units.within(lo, hi)) || s.stopped {
+			return
+		}
+		if s.fileMatches > 0 {
+			s.res.Lines += s.fileMatches
+			s.res.Files++
 		}
 	}
 }
@@ -697,11 +741,15 @@ func (s *searcher) contText(ci, fi int, path string) ([]byte, bool) {
 	}
 	text, held, err := s.heldText(ci)
 	if !held {
-		if s.bodyCtx == nil {
-			s.bodyCtx, s.cancelBody = context.WithDeadline(s.ctx, s.deadline)
-		}
-		s.prefetch(ci, fi)
-		text, err = s.ix.contText(s.bodyCtx, ci)
+		ctx := s.readCtx()
+		s.prefetch(ctx, ci, fi)
+		text, err = s.ix.contText(ctx, ci)
+	}
+	if err != nil && s.counting {
+		// A body only the count needed, not read by CountUntil or not at
+		// all: the count ends short; what the search returns stands.
+		s.countCut, s.stopped = true, true
+		return nil, false
 	}
 	if err != nil {
 		if s.bodyCtx != nil && s.bodyCtx.Err() != nil {
@@ -724,6 +772,22 @@ func (s *searcher) contText(ci, fi int, path string) ([]byte, bool) {
 	return text, true
 }
 
+// readCtx is the context a body is read with: it ends with the search's
+// ctx or at its deadline, and, for a body only a CountRest search's count
+// needs, at CountUntil.
+func (s *searcher) readCtx() context.Context {
+	if s.bodyCtx == nil {
+		s.bodyCtx, s.cancelBody = context.WithDeadline(s.ctx, s.deadline)
+	}
+	if !s.counting || s.q.CountUntil.IsZero() {
+		return s.bodyCtx
+	}
+	if s.countCtx == nil {
+		s.countCtx, s.cancelCount = context.WithDeadline(s.bodyCtx, s.q.CountUntil)
+	}
+	return s.countCtx
+}
+
 // heldText is content ci's text when the index's source is a Prefetcher
 // that holds its body (Prefetcher.Held), checked as contText checks a
 // body, and whether it is held.
@@ -742,6 +806,9 @@ func (s *searcher) heldText(ci int) ([]byte, bool, error) {
 
 // release lets go of what the search holds past its end.
 func (s *searcher) release() {
+	if s.cancelCount != nil {
+		s.cancelCount()
+	}
 	if s.cancelBody != nil {
 		s.cancelBody()
 	}
@@ -1037,7 +1104,7 @@ func (s *searcher) lineNumber(ls int) int {
 
 // emit records a match at [ms, me) on the line [ls, le).
 func (s *searcher) emit(ls, le, ms, me int) {
-	if s.tally || s.counting || s.fileCounting {
+	if s.tally || s.counting {
 		s.fileMatches++
 		return
 	}
@@ -1046,10 +1113,9 @@ func (s *searcher) emit(ls, le, ms, me int) {
 		if s.res.TruncatedBy == "" {
 			s.res.TruncatedBy = TruncMaxMatchesPerFile
 		}
-		if s.q.CountRest && !s.countCut {
-			s.fileCounting = true
-			s.fileMatches++
-			return
+		if s.q.CountRest && !s.fileCut {
+			s.fileCut = true
+			s.cut = append(s.cut, int32(s.fi)) // recountCut counts it whole
 		}
 		s.fileDone = true
 		return

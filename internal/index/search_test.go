@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -128,12 +129,16 @@ func TestIntersectListAgreesWithDecoding(t *testing.T) {
 	}
 	all := []uint32{0, 1, 2, 3, 4999}
 	for name, list := range map[string][]byte{
-		"a zero delta":    {1, 0, 1},
-		"past the last":   binary.AppendUvarint([]byte{1}, 5000),
-		"cut in a varint": {1, 0x80},
+		"a zero delta":       {1, 0, 1},
+		"past the last":      binary.AppendUvarint([]byte{1}, 5000),
+		"cut in a varint":    {1, 0x80},
+		"wrapping past 2^64": binary.AppendUvarint([]byte{2}, 1<<64-1),
 	} {
 		if _, err := ix.intersectList(slices.Clone(all), list, false); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
+		}
+		if _, err := ix.decode(list, false); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: decode: err %v, want ErrCorrupt", name, err)
 		}
 	}
 }
@@ -201,5 +206,56 @@ func TestCountRestCountsEveryLine(t *testing.T) {
 	res, err := ix.Search(ctx, Query{Pattern: "useRouter", MaxMatches: 2}, DefaultSearchLimits())
 	if err != nil || res.Lines+res.Files != 0 || res.CountedAll {
 		t.Errorf("without CountRest: counted %d lines, %d files, all %v", res.Lines, res.Files, res.CountedAll)
+	}
+}
+
+// TestCountRestNeverFailsTheSearch: a body only a CountRest search's count
+// reaches, past its stop, that cannot be read ends the count short
+// (CountedAll false), not the search: its matches and error are the plain
+// search's. Such a body is read with a context ending at CountUntil.
+func TestCountRestNeverFailsTheSearch(t *testing.T) {
+	var docs []Doc
+	for i := range 10 {
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%02d.js", i), Data: []byte(fmt.Sprintf("// %d\nconst useRouter = 1;\n", i))})
+	}
+	_, stored, src := openBoth(t, docs, DefaultBuildLimits())
+	last := sha256.Sum256(docs[9].Data)
+	until := time.Now().Add(time.Hour)
+	for _, c := range []struct {
+		name   string
+		answer func(ctx context.Context) error
+	}{
+		{"a read error", func(context.Context) error { return errors.New("store down") }},
+		{"a read past CountUntil", func(ctx context.Context) error {
+			if d, ok := ctx.Deadline(); !ok || d.After(until) {
+				return fmt.Errorf("read with deadline %v, want CountUntil %v", d, until)
+			}
+			return context.DeadlineExceeded
+		}},
+	} {
+		var readErr error
+		src.answer = func(ctx context.Context, key string, b []byte) ([]byte, error) {
+			if key == string(last[:]) {
+				readErr = c.answer(ctx)
+				return nil, readErr
+			}
+			return b, nil
+		}
+		q := Query{Pattern: "useRouter", MaxMatches: 2}
+		plain, err := stored.Search(context.Background(), q, DefaultSearchLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.CountRest, q.CountUntil = true, until
+		got, err := stored.Search(context.Background(), q, DefaultSearchLimits())
+		if err != nil || got.CountedAll || !reflect.DeepEqual(got.Matches, plain.Matches) || got.TruncatedBy != plain.TruncatedBy {
+			t.Errorf("%s: err %v, counted all %v, %d matches truncated by %q; want the plain search's %d, %q, not all counted",
+				c.name, err, got.CountedAll, len(got.Matches), got.TruncatedBy, len(plain.Matches), plain.TruncatedBy)
+		}
+		if readErr == nil {
+			t.Errorf("%s: the count never read the last body", c.name)
+		} else if c.name != "a read error" && !errors.Is(readErr, context.DeadlineExceeded) {
+			t.Errorf("%s: %v", c.name, readErr)
+		}
 	}
 }
