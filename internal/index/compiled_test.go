@@ -10,7 +10,8 @@ import (
 // compile does on each, compiles once per query, and a query whose pattern
 // or flags changed is compiled again rather than searched with the last
 // plan. The same index searched twice in a row evaluates its candidates
-// once (a grep page's calls) and answers the same.
+// once (a grep page's calls), and finds the files holding them once when
+// it visits candidates only, and answers the same.
 func TestCompiledAcrossIndexes(t *testing.T) {
 	corpora := []struct {
 		docs []Doc
@@ -50,6 +51,25 @@ func TestCompiledAcrossIndexes(t *testing.T) {
 				again, err := search(t, ix, q)
 				if msg, ok := sameMatches(again.Matches, want); !ok || err != nil || c.evals != evals {
 					t.Errorf("%+v on index %d again (candidates evaluated again: %v): %s %v", q, i, c.evals != evals, msg, err)
+				}
+				// Visiting candidates only, the files holding them are
+				// found once for the kept candidates.
+				qc := q
+				qc.CandidatesOnly = true
+				for range 2 {
+					byCand, err := search(t, ix, qc)
+					if msg, ok := sameMatches(byCand.Matches, want); !ok || err != nil {
+						t.Errorf("%+v on index %d, candidates only: %s %v", qc, i, msg, err)
+					}
+					if c.cand.cont == nil && !c.cand.units.all {
+						t.Errorf("%+v on index %d: the candidates' files were not kept", qc, i)
+					}
+				}
+				if cont := c.cand.cont; cont != nil {
+					search(t, ix, qc)
+					if &c.cand.cont[0] != &cont[0] {
+						t.Errorf("%+v on index %d: the candidates' files were found again", qc, i)
+					}
 				}
 				if i == 0 {
 					first = c.p

@@ -538,13 +538,9 @@ func (s *searcher) visit(units unitSet) {
 	ix := s.ix
 	s.units = units
 	if s.q.CandidatesOnly && !units.all {
-		s.candCont = make([]bool, len(ix.conts))
-		for _, u := range units.ids {
-			s.candCont[ix.blocks[u].file] = true
-		}
+		s.candCont, s.order = s.q.Compiled.candidateFiles(s, units)
 	}
 	s.checkTime()
-	s.order = s.fileOrder()
 	n := len(ix.files)
 	if s.order != nil {
 		n = len(s.order)
@@ -666,24 +662,23 @@ func (s *searcher) recountCut(units unitSet) {
 	}
 }
 
-// fileOrder returns, in order, the files holding candidate contents when
-// Query.CandidatesOnly names them (s.candCont), or nil for every file: a
-// search then visits its candidates alone, not each of the version's files
-// (next 16.4.6: 8,711 files, 297 of them holding useRouter's candidates,
-// and a grep page makes up to twelve searches).
-func (s *searcher) fileOrder() []int32 {
-	if s.candCont == nil {
-		return nil
+// candidateFiles marks the contents holding units (a search's candidates,
+// with Query.CandidatesOnly) and returns them with the files holding
+// those, in order: a search then visits its candidates alone, not each of
+// the version's files (next 16.4.6: 8,711 files, 297 of them holding
+// useRouter's candidates). The result is read only.
+func candidateFiles(ix *Index, units unitSet) (cont []bool, order []int32) {
+	cont = make([]bool, len(ix.conts))
+	for _, u := range units.ids {
+		cont[ix.blocks[u].file] = true
 	}
-	ix := s.ix
-	var out []int32
-	for ci, c := range s.candCont {
+	for ci, c := range cont {
 		if c {
-			out = append(out, ix.contFiles[ix.contFileAt[ci]:ix.contFileAt[ci+1]]...)
+			order = append(order, ix.contFiles[ix.contFileAt[ci]:ix.contFileAt[ci+1]]...)
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(order)
+	return cont, order
 }
 
 // candidate reports whether content ci is to be visited: always, unless
