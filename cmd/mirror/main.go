@@ -65,13 +65,13 @@ func main() {
 	}
 	if cfg.LogFlushInterval > 0 {
 		w := logbuf.New(os.Stderr, int(cfg.LogBufferBytes), cfg.LogFlushInterval)
-		log = slog.New(logbuf.TextHandler(w, slog.LevelWarn))
+		log = slog.New(logbuf.Handler(slog.NewTextHandler(w, nil), w, slog.LevelWarn))
 		defer w.Close()
 	}
 	if err := serve(cfg, log); err != nil {
 		log.Error(name+" stopped", "err", err)
 		// Exit skips the deferred Close: the error, and every line before
-		// it, are written already (logbuf.TextHandler flushes at warn).
+		// it, are written already (logbuf.Handler flushes at warn).
 		os.Exit(1)
 	}
 }
