@@ -754,7 +754,9 @@ func (g *grepPage) run() error {
 						return err
 					}
 					if counts {
-						g.tc.add(tier, ir.Lines, ir.Files, ir.CountedAll)
+						var set tierSet
+						set[tier] = true
+						g.tc.add(set, ir.Lines, ir.Files, ir.CountedAll)
 					}
 					if pass == 0 && g.perFile > 0 && (ir.PerFileCut || (ir.Truncated && ir.TruncatedBy != index.TruncOutputBytes)) {
 						// Lines were held back for pass 1, or may have been

@@ -133,12 +133,27 @@ func (c *tierCount) claim(t int) bool {
 	return true
 }
 
-// add records a claimed tier's count; whole says it counted the tier to
-// its end (else it ran out of grep-count-time).
-func (c *tierCount) add(t, lines, files int, whole bool) {
+// tierSet is a set of tiers.
+type tierSet [numTiers]bool
+
+// add records the count of the claimed tiers in set; whole says it
+// counted them to their end (else it ran out of grep-count-time).
+func (c *tierCount) add(set tierSet, lines, files int, whole bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lines, c.files, c.whole[t] = c.lines+lines, c.files+files, whole
+	c.lines, c.files = c.lines+lines, c.files+files
+	for t, in := range set {
+		if in {
+			c.whole[t] = whole
+		}
+	}
+}
+
+// fail records a count that failed: the grep gets no place.
+func (c *tierCount) fail() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failed = true
 }
 
 // place is the count of every tier sc holds files in: at least, when one
@@ -171,7 +186,7 @@ func (g *grepPage) countTiers(ctx context.Context, o *Opened, beside bool) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	var set [numTiers]bool
+	var set tierSet
 	claimed := false
 	for t := numTiers - 1; t >= 0; t-- {
 		if g.sc.inTier[t] == 0 {
@@ -187,42 +202,35 @@ func (g *grepPage) countTiers(ctx context.Context, o *Opened, beside bool) {
 		if !beside && t > 0 {
 			continue // claim the rest, count them at once
 		}
-		if !g.countSet(ctx, o, &set) {
+		if !g.countIn(ctx, o, set) {
 			return
 		}
-		set, claimed = [numTiers]bool{}, false
+		set, claimed = tierSet{}, false
 	}
 	if claimed {
-		g.countSet(ctx, o, &set)
+		g.countIn(ctx, o, set)
 	}
 }
 
-// countSet counts the tiers in set (countTier) and records them: whole
-// when it counted them to the end, else each tier cut. It reports whether
-// counting may go on.
-func (g *grepPage) countSet(ctx context.Context, o *Opened, set *[numTiers]bool) bool {
-	lines, files, whole, err := g.countTier(ctx, o, set)
-	g.tc.mu.Lock()
-	defer g.tc.mu.Unlock()
+// countIn counts the matching lines and files of g's grep in the tiers of
+// its scope in set and records them (tierCount.add), each file counted by
+// the index (Query.Tally), through the page's version and compiled
+// pattern, in one search unless a search's max-matches of files cuts it.
+// It reports whether counting may go on: not when ctx's deadline
+// (grep-count-time) or a limit stopped it (the tiers are not whole) or it
+// failed.
+func (g *grepPage) countIn(ctx context.Context, o *Opened, set tierSet) bool {
+	lines, files, whole, err := g.countFiles(ctx, o, set)
 	if err != nil {
-		g.tc.failed = true
+		g.tc.fail()
 		return false
 	}
-	g.tc.lines, g.tc.files = g.tc.lines+lines, g.tc.files+files
-	for t, in := range set {
-		if in {
-			g.tc.whole[t] = whole
-		}
-	}
-	return whole // out of time: the tiers left stay uncounted
+	g.tc.add(set, lines, files, whole)
+	return whole
 }
 
-// countTier counts the matching lines and files of g's grep in the tiers
-// of its scope in set, each file counted by the index (Query.Tally),
-// through the page's version and compiled pattern, in one search unless a
-// search's max-matches of files cuts it. whole is false when ctx's
-// deadline (grep-count-time) or a limit stopped it first.
-func (g *grepPage) countTier(ctx context.Context, o *Opened, set *[numTiers]bool) (lines, files int, whole bool, err error) {
+// countFiles is countIn's count, not recorded.
+func (g *grepPage) countFiles(ctx context.Context, o *Opened, set tierSet) (lines, files int, whole bool, err error) {
 	r := g.r
 	after := "" // the last file counted
 	for {
