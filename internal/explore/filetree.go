@@ -28,12 +28,11 @@ type fileTree struct {
 	// included; cost is each entry's cost().
 	slashes []int32
 	cost    []int32
-	listing []store.File // the files it was made of
 }
 
 // newFileTree builds the tree of files (sorted by path).
 func newFileTree(files []store.File) *fileTree {
-	t := &fileTree{entries: tree(files, "", -1), listing: files}
+	t := &fileTree{entries: tree(files, "", -1)}
 	t.slashes = make([]int32, len(t.entries))
 	t.cost = make([]int32, len(t.entries))
 	for i, e := range t.entries {

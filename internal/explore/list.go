@@ -142,7 +142,7 @@ func (s *Service) Glob(ctx context.Context, r Request) (*ListResult, error) {
 	}
 	res.TotalFiles, res.TotalBytes = g.n, g.bytes
 	if r.Cursor == "" {
-		s.globNote(ctx, res, t, r.Patterns, g.n)
+		s.globNote(ctx, res, t, o.Files, r.Patterns, g.n)
 	}
 	b.ReserveHeader(res.Answer, r)
 	g.page(res, t, b, r)
@@ -162,8 +162,8 @@ const maxTopLevelNamed = 12
 // matched nothing otherwise names what the top level holds, to glob or
 // list from there. Its cost is at most a second glob under the same limits
 // (the "**/" patterns compile under s.lim.Glob, or the note is left out).
-func (s *Service) globNote(ctx context.Context, res *ListResult, t *fileTree, patterns []string, matched int) {
-	files := t.listing
+// files is the listing t was made of.
+func (s *Service) globNote(ctx context.Context, res *ListResult, t *fileTree, files []store.File, patterns []string, matched int) {
 	widened := make([]string, len(patterns))
 	changed := false
 	for i, p := range patterns {
