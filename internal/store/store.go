@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -105,12 +106,14 @@ func UTF8Of(valid bool) UTF8 {
 	return UTF8Invalid
 }
 
-// UTF8OfNull is the UTF8 a nullable column holds: NULL is unknown.
-func UTF8OfNull(valid *bool) UTF8 {
-	if valid == nil {
+// UTF8OfNull is the UTF8 a nullable column holds: NULL is unknown. (A
+// sql.NullBool, not a *bool: scanning into a *bool allocated one per row,
+// 8,711 for a listing of next.)
+func UTF8OfNull(valid sql.NullBool) UTF8 {
+	if !valid.Valid {
 		return UTF8Unknown
 	}
-	return UTF8Of(*valid)
+	return UTF8Of(valid.Bool)
 }
 
 // Null is u as a nullable column holds it: nil when unknown.

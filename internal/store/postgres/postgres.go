@@ -13,6 +13,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -216,7 +217,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	files := make([]store.File, 0, count)
 	var path, hash []byte
 	var mode int64
-	var valid *bool
+	var valid sql.NullBool
 	for rows.Next() {
 		var f store.File
 		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &valid, &mode, &f.Order); err != nil {

@@ -262,7 +262,7 @@ func (s *Store) Files(ctx context.Context, name, version string) ([]store.File, 
 	files := make([]store.File, 0, count)
 	var path, hash sql.RawBytes
 	var mode int64
-	var valid *bool
+	var valid sql.NullBool
 	for rows.Next() {
 		var f store.File
 		if err := rows.Scan(&path, &hash, &f.Size, &f.Binary, &valid, &mode, &f.Order); err != nil {
