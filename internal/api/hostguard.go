@@ -43,7 +43,7 @@ func HostGuard(hosts, origins []string) echo.MiddlewareFunc {
 		if host, _, err := net.SplitHostPort(hostport); err == nil {
 			h = host
 		}
-		return anyHost || slices.Contains(allowed, strings.ToLower(trimBrackets(h)))
+		return anyHost || slices.Contains(allowed, strings.ToLower(strings.Trim(h, "[]")))
 	}
 	anyOrigin := slices.Contains(origins, "*")
 	listed := func(origin string) bool {
@@ -71,18 +71,6 @@ func HostGuard(hosts, origins []string) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
-}
-
-// trimBrackets is strings.Trim(s, "[]") without building its cutset on
-// every request.
-func trimBrackets(s string) string {
-	for s != "" && (s[0] == '[' || s[0] == ']') {
-		s = s[1:]
-	}
-	for s != "" && (s[len(s)-1] == '[' || s[len(s)-1] == ']') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // sameOrigin reports whether origin names the host (and port) the request

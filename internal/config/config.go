@@ -216,7 +216,8 @@ type Config struct {
 	// file's tier, the files with the same bytes): files of the listings
 	// held, summed; 0 makes them for every request.
 	GrepScopeFiles int
-	// FileTreeFiles bounds the file and folder trees list and glob keep
+	// FileTreeFiles bounds the file and folder trees list, glob and a
+	// read of a folder keep
 	// (each version's entries with their totals): files of the listings
 	// held, summed; 0 makes them for every request.
 	FileTreeFiles int
@@ -555,7 +556,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Dur(&c.GrepCountTime, "grep-count-time", "longest the first page of a cut grep spends counting all matching lines; past it the page says \"at least N\" (0: count to the end)")
 	b.Int(&c.GrepCountsBeside, "grep-counts-beside", "first grep pages whose count of the matching lines in the tiers the page does not reach may run at once beside the page, on another core (default: one fewer than the cores); past it, or with 0, a page counts them after it is filled")
 	b.Int(&c.GrepScopeFiles, "grep-scope-files", "files (summed over versions) whose grep ranking and same-bytes tables are kept between requests; 0 keeps none")
-	b.Int(&c.FileTreeFiles, "file-tree-files", "files (summed over versions) whose file and folder trees (for list and glob) are kept between requests; 0 keeps none")
+	b.Int(&c.FileTreeFiles, "file-tree-files", "files (summed over versions) whose file and folder trees (for list, glob and a read of a folder) are kept between requests; 0 keeps none")
 	b.Int(&c.DeprecationNoteBytes, "deprecation-note-bytes", "bytes of a version's deprecation message an answer about it quotes in its notes")
 
 	b.Int(&c.MaxGlobPatterns, "max-glob-patterns", "most glob patterns per request")
