@@ -67,6 +67,16 @@ for s in "${servers[@]}"; do
   for _ in $(seq 100); do curl -sf -o /dev/null "${url[$s]}" && break; sleep 0.1; done
   cmp -s <(curl -sf "${url[$s]}") "$tmp/www/index.js" || { echo "$s does not serve the same bytes" >&2; exit 1; }
 done
+# The headers anchor must send the headers the mirror sends (their names:
+# the request id and Date differ by design): a header added to or dropped
+# from the mirror's answer and not from registry's withHeaders would make
+# net/http+hdr measure something else.
+header_names() { curl -sf -D - -o /dev/null "$1" | tr -d '\r' | awk -F: 'NR > 1 && NF > 1 { print tolower($1) }' | sort; }
+if ! diff <(header_names "${url[mirror]}") <(header_names "${url[net/http+hdr]}") >"$tmp/headers.diff"; then
+  echo "net/http+hdr does not send the mirror's headers (< mirror only, > anchor only): update withHeaders in bench/load/registry" >&2
+  cat "$tmp/headers.diff" >&2
+  exit 1
+fi
 
 echo "warm read of a 2.6 KiB file, wrk -t$threads -c$conns -d$duration, $rounds rounds, redis: ${redis_url:-none}, load average $(loadavg)"
 for r in $(seq "$rounds"); do
