@@ -87,9 +87,16 @@ for i in "${!ports[@]}"; do
 	done
 done
 # Warm: the full index is built behind the first answer (next's takes
-# ~7 s): SETTLE seconds (30) let it finish before anything is timed; the
-# same pages again load its text cache and the per-version tables.
-sleep "${SETTLE:-30}"
+# ~7 s). Each mirror's /metrics counts the builds that finished; nothing is
+# timed before all four versions' have (SETTLE more seconds, default 0, for
+# the store's copy, written after the count). The same pages again load
+# its text cache and the per-version tables.
+built() { curl -sf "127.0.0.1:$1/metrics" | awk '/^pkgscope_index_build_duration_seconds_count\{outcome="ok"\}/ {print $2}'; }
+for i in "${!ports[@]}"; do
+	for _ in $(seq 1 600); do [ "$(built "${ports[$i]}")" = 4 ] && break; sleep 0.5; done
+	[ "$(built "${ports[$i]}")" = 4 ] || { echo "http.sh: ${labels[$i]}'s four index builds did not finish in 300 s (see $work/mirror.log)" >&2; exit 1; }
+done
+sleep "${SETTLE:-0}"
 for c in "${cases[@]}"; do
 	IFS='|' read -r n v p x <<<"$c"
 	for port in "${ports[@]}"; do for _ in 1 2 3; do time_req "$port" "$(req "$n" "$v" "$p" "$x")" >/dev/null; done; done
