@@ -231,6 +231,10 @@ type Config struct {
 	// compared (the changes, which files print): files of both listings,
 	// summed over the pairs; 0 keeps none.
 	DiffPairFiles int
+	// DiffRenderBytes bounds the rendered files that diff pages were cut
+	// inside, kept so that the next page continues them without
+	// rendering them again: their text, summed; 0 keeps none.
+	DiffRenderBytes int64
 	// DeprecationNoteBytes caps the registry's deprecation message an
 	// answer about a deprecated version quotes in its notes.
 	DeprecationNoteBytes int
@@ -553,6 +557,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Int(&c.MaxAnswerBytes, "max-answer-bytes", "largest maxBytes a request may ask for")
 	b.Int(&c.GrepMatchesPerFile, "grep-matches-per-file", "matches of one file on grep's first pass over the files, when maxMatchesPerFile is not given")
 	b.Int(&c.DiffPairFiles, "diff-pair-files", "files (both listings, summed over version pairs) whose diff changes and printed/unprinted state are kept between requests; 0 keeps none")
+	b.Bytes(&c.DiffRenderBytes, "diff-render-bytes", "memory for the diff text of files a diff page ended inside, kept so that the next page goes on without diffing the file again; 0 keeps none (every page re-renders the file it starts in)")
 	b.Dur(&c.GrepCountTime, "grep-count-time", "longest the first page of a cut grep spends counting all matching lines; past it the page says \"at least N\" (0: count to the end)")
 	b.Int(&c.GrepCountsBeside, "grep-counts-beside", "first grep pages whose count of the matching lines in the tiers the page does not reach may run at once beside the page, on another core (default: one fewer than the cores); past it, or with 0, a page counts them after it is filled")
 	b.Int(&c.GrepScopeFiles, "grep-scope-files", "files (summed over versions) whose grep ranking and same-bytes tables are kept between requests; 0 keeps none")
@@ -726,6 +731,7 @@ func (c Config) Validate() error {
 	notNegative("grep-scope-files", int64(c.GrepScopeFiles))
 	notNegative("file-tree-files", int64(c.FileTreeFiles))
 	notNegative("diff-pair-files", int64(c.DiffPairFiles))
+	notNegative("diff-render-bytes", c.DiffRenderBytes)
 	notNegative("index-spool-bytes", int64(c.IndexSpoolBytes))
 	notNegative("index-cache-bytes", int64(c.IndexCacheBytes))
 	positive("index-spool-write-bytes", int64(c.IndexSpoolWriteBytes))

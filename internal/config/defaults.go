@@ -129,6 +129,7 @@ func Default() Config {
 		GrepCountTime:        ex.GrepCountTime,
 		GrepCountsBeside:     ex.GrepCountsBeside,
 		DiffPairFiles:        ex.DiffPairFiles,
+		DiffRenderBytes:      int64(ex.DiffRenderBytes),
 		DeprecationNoteBytes: ex.DeprecationNoteBytes,
 		MaxGlobPatterns:      ex.Glob.MaxPatterns,
 		MaxGlobPatternBytes:  ex.Glob.MaxPatternBytes,
@@ -292,7 +293,7 @@ func (c Config) Explore() explore.Limits {
 	l.AnswerBytes, l.ReadAnswerBytes, l.MaxAnswerBytes = c.AnswerBytes, c.ReadAnswerBytes, c.MaxAnswerBytes
 	l.MatchesPerFile, l.DeprecationNoteBytes = c.GrepMatchesPerFile, c.DeprecationNoteBytes
 	l.GrepScopeFiles, l.DiffPairFiles, l.GrepCountTime, l.GrepCountsBeside = c.GrepScopeFiles, c.DiffPairFiles, c.GrepCountTime, c.GrepCountsBeside
-	l.FileTreeFiles = c.FileTreeFiles
+	l.FileTreeFiles, l.DiffRenderBytes = c.FileTreeFiles, int(c.DiffRenderBytes)
 	l.Glob.MaxPatterns, l.Glob.MaxPatternBytes = c.MaxGlobPatterns, c.MaxGlobPatternBytes
 	l.Glob.MaxBraceGroups, l.Glob.MaxAlternatives = c.MaxGlobBraceGroups, c.MaxGlobAlternatives
 	l.Glob.MaxExpandedBytes, l.Glob.MaxWildcards = c.MaxGlobExpandedBytes, c.MaxGlobWildcards

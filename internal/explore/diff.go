@@ -243,10 +243,12 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			cutAt(diffCursor{i, 0, 0}, TruncDiffWork)
 			break
 		}
-		fd, err := pair.render(ctx, s, pkgs, oldV, newV, changes[i], opts)
+		fd, kept, err := pair.render(ctx, s, pkgs, oldV, newV, changes[i], opts)
 		if err != nil {
 			return nil, err
 		}
+		// A held file counts the work of its render too, so that where a
+		// page ends does not depend on what is held.
 		work += fd.Work
 		if off > len(fd.Text) || (inl > 0 && off == len(fd.Text)) {
 			return nil, errDiffCursor
@@ -288,16 +290,26 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 		}
 		lastFile := i == len(changes)-1
 		take, cut := 0, 0
+		// alone is the last line printed alone, kept for the next page
+		// if this one is cut at or inside it.
+		var alone *heldLine
 		for take < len(text) {
-			end := strings.IndexByte(text[take:], '\n')
-			if end < 0 {
+			var end int
+			if h := kept.lineAt(off + take); h != nil {
+				end = h.end - off
+			} else if end = strings.IndexByte(text[take:], '\n'); end < 0 {
 				end = len(text)
 			} else {
 				end += take + 1
 			}
 			line := text[take:end]
-			cost := StringCost(line) - 2 + entryCost
-			if inl == 0 && cost <= room {
+			// A line costs at least its length as JSON: one longer than
+			// the room is not scanned (a 5.5 MB line, on every page of it).
+			cost := -1
+			if inl == 0 && len(line)+entryCost <= room {
+				cost = StringCost(line) - 2 + entryCost
+			}
+			if cost >= 0 && cost <= room {
 				if !budget.Take(cost) {
 					// The end of the whole diff is trimmed: a tail of
 					// blank lines goes with this page, or the next page
@@ -328,7 +340,13 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			if tail {
 				src = text[take:]
 			}
-			printed := diff.Print(src, i == 0 && off+take == 0, tail)
+			first := i == 0 && off+take == 0
+			if h := kept.lineAt(off + take); h != nil && h.first == first && h.tail == tail {
+				alone = h
+			} else {
+				alone = &heldLine{at: off + take, end: off + end, first: first, tail: tail, printed: diff.Print(src, first, tail)}
+			}
+			printed := alone.printed
 			if inl >= len(printed) || !utf8.RuneStart(printed[inl]) {
 				return nil, errDiffCursor
 			}
@@ -357,6 +375,10 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			}
 		}
 		if take < len(text) {
+			if alone != nil && alone.at != off+take {
+				alone = nil
+			}
+			pair.keepRender(s, fd, opts, alone)
 			cutAt(diffCursor{i, off + take, cut}, TruncMaxBytes)
 			break
 		}

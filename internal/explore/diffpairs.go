@@ -20,6 +20,7 @@ import (
 // none when both versions were stored with their validity (ingest
 // format 3).
 type diffPair struct {
+	key     pairKey
 	changes []diff.Change // diff.Changes of the two listings, unfiltered
 	mu      sync.Mutex
 	silent  map[string]bool // modified path → npm prints nothing for it
@@ -36,7 +37,7 @@ func newDiffPairs(maxFiles int) *diffPairs { return newHeld[pairKey, *diffPair](
 func (s *Service) pairOf(oldV, newV *Opened) *diffPair {
 	k := pairKey{oldV.listingKey(), newV.listingKey()}
 	return s.pairs.get(k, len(oldV.Files)+len(newV.Files), func() *diffPair {
-		return &diffPair{changes: diff.Changes(oldV.Files, newV.Files, nil), silent: map[string]bool{}}
+		return &diffPair{key: k, changes: diff.Changes(oldV.Files, newV.Files, nil), silent: map[string]bool{}}
 	})
 }
 
@@ -55,8 +56,14 @@ func (p *diffPair) selected(keep func(string) bool) []diff.Change {
 // render renders change c as Service.renderChange does, reading its
 // bodies only when what a name-only diff prints for it is not known
 // without them: diff.NamePrintedUnread, or as the pair learned when a
-// diff (of either kind) read them.
-func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, newV *Opened, c diff.Change, o diff.Options) (diff.FileDiff, error) {
+// diff (of either kind) read them. A file a page was cut inside comes
+// from Service.renders, with what that page kept of it (nil otherwise).
+func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, newV *Opened, c diff.Change, o diff.Options) (diff.FileDiff, *heldRender, error) {
+	if h, ok := s.renders.lookup(renderKey{p.key, c.Path, o}); ok {
+		fd := h.fd
+		fd.Change = c
+		return fd, h, nil
+	}
 	if o.NameOnly {
 		silent, known := false, diff.NamePrintedUnread(c)
 		if !known {
@@ -69,7 +76,7 @@ func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, 
 			if !silent {
 				fd.Text = c.Path + "\n"
 			}
-			return fd, nil
+			return fd, nil, nil
 		}
 	}
 	fd, err := s.renderChange(ctx, pkgs, oldV, newV, c, o)
@@ -78,5 +85,69 @@ func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, 
 		p.silent[c.Path] = fd.Text == ""
 		p.mu.Unlock()
 	}
-	return fd, err
+	return fd, nil, err
+}
+
+// diffRenders holds the rendered text of files that diff pages were cut
+// inside (Service.renders), so that the page after one continues the
+// file without rendering it again: before, every page of next 16.4.5 →
+// 16.4.6's four 11 MB source-map diffs read and decoded the file's two
+// bodies, diffed their lines and printed its 5.5 MB line again for 30 KB
+// of it, and walking the 2,036 pages took minutes against seconds for the
+// whole diff at once. Each value costs its bytes (keepRender).
+type diffRenders = held[renderKey, *heldRender]
+
+func newDiffRenders(maxBytes int) *diffRenders { return newHeld[renderKey, *heldRender](maxBytes) }
+
+// renderKey names a file's text: the pair, the path and the options that
+// shape it (the versions it names are the pair's).
+type renderKey struct {
+	pair pairKey
+	path string
+	opts diff.Options
+}
+
+// heldRender is a file a page was cut inside, as the next page needs it.
+type heldRender struct {
+	// fd is the file's diff without its Change, which points into the
+	// listing it came from and would pin both listings.
+	fd diff.FileDiff
+	// line is the line longer than a page that the page was cut at or
+	// inside, printed alone; nil when it was cut elsewhere.
+	line *heldLine
+}
+
+// heldLine is a line of a file's text printed alone: fd.Text[at:end] is
+// the line, printed is diff.Print of it with first and tail (with tail,
+// of it and the blank rest of the diff after it).
+type heldLine struct {
+	at, end     int
+	first, tail bool
+	printed     string
+}
+
+// lineAt returns the held line starting at offset at of the file's text,
+// if h holds it: its end is known without scanning a line that may be
+// megabytes long (next's source maps are single lines of 5.5 MB, each
+// scanned again by every one of its ~180 pages).
+func (h *heldRender) lineAt(at int) *heldLine {
+	if h == nil || h.line == nil || h.line.at != at {
+		return nil
+	}
+	return h.line
+}
+
+// keepRender holds fd, and the line printed alone that the page was cut
+// at or inside (nil: none), for the page that continues inside it. It
+// costs the bytes of its two texts and its path, plus 1 KiB for the key
+// (184 bytes, in the map and in the list's entry), the value and the list
+// element around them (about 600 bytes on amd64).
+func (p *diffPair) keepRender(s *Service, fd diff.FileDiff, o diff.Options, line *heldLine) {
+	k := renderKey{p.key, fd.Path, o}
+	fd.Change = diff.Change{}
+	cost := len(fd.Text) + len(k.path) + 1024
+	if line != nil {
+		cost += len(line.printed)
+	}
+	s.renders.put(k, &heldRender{fd: fd, line: line}, cost)
 }

@@ -65,8 +65,9 @@ type Limits struct {
 	// DiffMaxWork is the most work one file's line diff may take
 	// (diff.Options.MaxWork); DiffPageWork the work after which a diff
 	// page ends at the next file boundary, so one request costs at most
-	// DiffPageWork + DiffMaxWork (each page re-renders the file it
-	// starts inside: also bounded by DiffMaxWork).
+	// DiffPageWork + DiffMaxWork (a page re-renders the file it starts
+	// inside when DiffRenderBytes no longer holds it: also bounded by
+	// DiffMaxWork).
 	DiffMaxWork, DiffPageWork int
 	// Answer budgets (page.go): AnswerBytes for list, glob and grep,
 	// ReadAnswerBytes for read, MaxAnswerBytes the most maxBytes may ask.
@@ -95,6 +96,10 @@ type Limits struct {
 	// compared (diffpairs.go): the files of both listings, summed over
 	// the pairs; 0 makes it for every page.
 	DiffPairFiles int
+	// DiffRenderBytes bounds the rendered files diff pages were cut
+	// inside, kept for the pages that continue them (diffpairs.go): their
+	// text bytes, summed; 0 renders the file again for every page.
+	DiffRenderBytes int
 	// DeprecationNoteBytes is the most of a version's deprecation message
 	// the first page of an answer quotes in its notes; the rest is cut.
 	DeprecationNoteBytes int
@@ -147,6 +152,7 @@ type Service struct {
 	filler   Filler // Options.Filler, for Fill
 	scopes   *scopes
 	pairs    *diffPairs
+	renders  *diffRenders
 	counts   *semaphore.Weighted // the counts running beside their pages (nil: none)
 	trees    *trees
 }
@@ -166,14 +172,15 @@ func New(opt Options) *Service {
 	}
 	base, full = checked{base}, checked{full}
 	sc, pairs, trees := newScopes(opt.Limits.GrepScopeFiles), newDiffPairs(opt.Limits.DiffPairFiles), newTrees(opt.Limits.FileTreeFiles)
+	renders := newDiffRenders(opt.Limits.DiffRenderBytes)
 	var counts *semaphore.Weighted
 	if n := opt.Limits.GrepCountsBeside; n > 0 {
 		counts = semaphore.NewWeighted(int64(n))
 	}
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts, trees: trees}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, renders: renders, counts: counts, trees: trees}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, counts: counts, trees: trees}
+		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, renders: renders, counts: counts, trees: trees}
 		s.stored.stored = s.stored
 	}
 	return s

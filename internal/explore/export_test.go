@@ -14,9 +14,11 @@ func SetBesideAfter(d time.Duration) (undo func()) {
 // BesideStarts is how many counts have started beside their pages.
 func BesideStarts() int64 { return besideStarts.Load() }
 
-// ForgetDiffPairs drops what s holds of the version pairs it diffed, so
-// that its next diff of a pair is that pair's first (a benchmark's).
+// ForgetDiffPairs drops what s holds of the version pairs it diffed and
+// of the files its pages were cut inside, so that its next diff of a pair
+// is that pair's first (a benchmark's).
 func ForgetDiffPairs(s *Service) {
-	p := newDiffPairs(s.lim.DiffPairFiles)
+	p, r := newDiffPairs(s.lim.DiffPairFiles), newDiffRenders(s.lim.DiffRenderBytes)
 	s.pairs, s.stored.pairs = p, p
+	s.renders, s.stored.renders = r, r
 }

@@ -50,6 +50,11 @@ func DefaultLimits() Limits {
 		// 100 bytes a file: 200,000 files (eleven pairs of next's size)
 		// stay under 20 MB.
 		DiffPairFiles: 200_000,
+		// next 16.4.5 → 16.4.6's largest file diffs are four source maps
+		// of 11 MB, each a 5.5 MB line removed and one added, which a page
+		// holds with its printed 5.5 MB line: 16.5 MB. 64 MiB keeps three
+		// agents paging through different ones at once.
+		DiffRenderBytes: 64 << 20,
 		// Most messages are one line ("request has been deprecated, see
 		// <issue URL>" is 79 bytes); a few paste a whole migration guide.
 		// 300 bytes keep the line and the link that says what to use.
