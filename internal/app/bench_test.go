@@ -1,15 +1,20 @@
 package app
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -203,6 +208,64 @@ func BenchmarkRESTReadWarm(b *testing.B) {
 		h.ServeHTTP(w, req)
 		if w.status != http.StatusOK || w.n != len(body) {
 			b.Fatalf("status %d, %d bytes", w.status, w.n)
+		}
+	}
+}
+
+// BenchmarkRESTDiffPage times one page deep in next 16.4.5 → 16.4.6's
+// full text diff (page 1,000 of about 2,000 at the default budget;
+// PKGSCOPE_BENCH_DIFF_PAGE picks another) as POST /v1/explore answers it
+// to an agent that followed next to it: the page before was served just
+// before. PKGSCOPE_BENCH_TGZ is a directory holding next-16.4.5.tgz and
+// next-16.4.6.tgz; unset, the benchmark is skipped.
+//
+//	PKGSCOPE_BENCH_TGZ=/tmp/tgz go test -run '^$' -bench RESTDiffPage -benchtime 20x ./internal/app/
+func BenchmarkRESTDiffPage(b *testing.B) {
+	dir := os.Getenv("PKGSCOPE_BENCH_TGZ")
+	if dir == "" {
+		b.Skip("PKGSCOPE_BENCH_TGZ names no directory of tarballs")
+	}
+	deep := 1000
+	if v := os.Getenv("PKGSCOPE_BENCH_DIFF_PAGE"); v != "" {
+		var err error
+		if deep, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m := newMirror(b, embedded)
+	for _, v := range []string{"16.4.5", "16.4.6"} {
+		tgz, err := os.ReadFile(filepath.Join(dir, "next-"+v+".tgz"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.reg.Publish("next", v, tgz)
+	}
+	r := explore.Request{Action: "diff", PackageName: "next", From: "16.4.5", To: "16.4.6"}
+	for page := 1; page < deep; page++ {
+		res, err := m.app.Service.Diff(b.Context(), r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Next == nil {
+			b.Fatalf("the diff has %d pages, fewer than %d", page, deep)
+		}
+		r = *res.Next
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := m.app.Handler()
+	w := &discardWriter{h: http.Header{}}
+	for b.Loop() {
+		clear(w.h)
+		w.status, w.n = 0, 0
+		req := httptest.NewRequest(http.MethodPost, "/v1/explore", bytes.NewReader(body))
+		req.Host = "127.0.0.1:7878" // the host guard answers only loopback names
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(w, req)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
 		}
 	}
 }
