@@ -126,7 +126,8 @@ type Options struct {
 // lines apart) needs 1.9·10^8 steps, 29 s of CPU; 2·10^7 steps took 1.6 s
 // (GOMAXPROCS=1, load 10; docs/BENCHMARKS.md). The default was 2·10^8,
 // which let one diff request spend half a minute of CPU per changed file,
-// again for every page that starts inside the file. next 16.4.5 → 16.4.6
+// again for a page that starts inside the file once it is no longer held
+// (--diff-render-bytes). next 16.4.5 → 16.4.6
 // prints the same 62 MB with either.
 const DefaultMaxWork = 10_000_000
 

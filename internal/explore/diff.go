@@ -243,7 +243,7 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			cutAt(diffCursor{i, 0, 0}, TruncDiffWork)
 			break
 		}
-		fd, kept, err := pair.render(ctx, s, pkgs, oldV, newV, changes[i], opts)
+		fd, kept, err := pair.render(ctx, s, pkgs, oldV, newV, changes[i], opts, off+inl > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -378,7 +378,9 @@ func (s *Service) Diff(ctx context.Context, r Request) (*DiffResult, error) {
 			if alone != nil && alone.at != off+take {
 				alone = nil
 			}
-			pair.keepRender(s, fd, opts, alone)
+			if off+take+cut > 0 { // a cut at the file's start renders it anew
+				pair.keepRender(s, fd, opts, alone, kept != nil)
+			}
 			cutAt(diffCursor{i, off + take, cut}, TruncMaxBytes)
 			break
 		}

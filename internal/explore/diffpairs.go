@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/pkgscope/pkgscope/internal/diff"
@@ -56,13 +57,17 @@ func (p *diffPair) selected(keep func(string) bool) []diff.Change {
 // render renders change c as Service.renderChange does, reading its
 // bodies only when what a name-only diff prints for it is not known
 // without them: diff.NamePrintedUnread, or as the pair learned when a
-// diff (of either kind) read them. A file a page was cut inside comes
-// from Service.renders, with what that page kept of it (nil otherwise).
-func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, newV *Opened, c diff.Change, o diff.Options) (diff.FileDiff, *heldRender, error) {
-	if h, ok := s.renders.lookup(renderKey{p.key, c.Path, o}); ok {
-		fd := h.fd
-		fd.Change = c
-		return fd, h, nil
+// diff (of either kind) read them. The file a page resumes inside
+// (resume) comes from Service.renders when the page that was cut inside it
+// kept it, with what that page kept (nil otherwise): only that file is
+// looked up, not every file of every page.
+func (p *diffPair) render(ctx context.Context, s *Service, pkgs Versions, oldV, newV *Opened, c diff.Change, o diff.Options, resume bool) (diff.FileDiff, *heldRender, error) {
+	if resume {
+		if h, ok := s.renders.lookup(renderKeyOf(p.key, c.Path, o)); ok {
+			fd := h.fd
+			fd.Change = c
+			return fd, h, nil
+		}
 	}
 	if o.NameOnly {
 		silent, known := false, diff.NamePrintedUnread(c)
@@ -107,6 +112,23 @@ type renderKey struct {
 	opts diff.Options
 }
 
+// renderKeyOf is the key of path's text under o, with the prefixes o's
+// text does not print left out (a name-only or no-prefix diff, and npm's
+// own "a/" and "b/" spelled out): a caller varying them would otherwise
+// hold a copy of the same text under each.
+func renderKeyOf(pair pairKey, path string, o diff.Options) renderKey {
+	if o.NameOnly || o.NoPrefix {
+		o.SrcPrefix, o.DstPrefix = "", ""
+	}
+	if o.SrcPrefix == "a/" {
+		o.SrcPrefix = ""
+	}
+	if o.DstPrefix == "b/" {
+		o.DstPrefix = ""
+	}
+	return renderKey{pair, path, o}
+}
+
 // heldRender is a file a page was cut inside, as the next page needs it.
 type heldRender struct {
 	// fd is the file's diff without its Change, which points into the
@@ -139,13 +161,19 @@ func (h *heldRender) lineAt(at int) *heldLine {
 
 // keepRender holds fd, and the line printed alone that the page was cut
 // at or inside (nil: none), for the page that continues inside it. It
-// costs the bytes of its two texts and its path, plus 1 KiB for the key
+// costs the bytes of its two texts, its path and the key's prefixes (a
+// caller chooses those, up to the request's size), plus 1 KiB for the key
 // (184 bytes, in the map and in the list's entry), the value and the list
-// element around them (about 600 bytes on amd64).
-func (p *diffPair) keepRender(s *Service, fd diff.FileDiff, o diff.Options, line *heldLine) {
-	k := renderKey{p.key, fd.Path, o}
+// element around them (about 600 bytes on amd64). The text is copied when
+// first held: a strings.Builder's string keeps the builder's spare
+// capacity, up to a quarter more than its length.
+func (p *diffPair) keepRender(s *Service, fd diff.FileDiff, o diff.Options, line *heldLine, held bool) {
+	k := renderKeyOf(p.key, fd.Path, o)
 	fd.Change = diff.Change{}
-	cost := len(fd.Text) + len(k.path) + 1024
+	if !held {
+		fd.Text = strings.Clone(fd.Text)
+	}
+	cost := len(fd.Text) + len(k.path) + len(k.opts.SrcPrefix) + len(k.opts.DstPrefix) + 1024
 	if line != nil {
 		cost += len(line.printed)
 	}

@@ -160,3 +160,61 @@ func TestDiffPagesResumeHeldFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffRendersChargeWhatTheyHold: a held file is charged the prefixes
+// its key holds, which a caller chooses up to the request's size, and a
+// prefix its text does not print (a name-only or no-prefix diff) does not
+// make a key of its own. Before, a name-only page cut inside its one path
+// line kept a copy under each caller-chosen prefix at ~1 KiB of charge
+// each, whatever the prefix's size: diff-render-bytes did not bound what
+// it pinned.
+func TestDiffRendersChargeWhatTheyHold(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for v, body := range map[string]string{"1.0.0": "old\n", "2.0.0": "new\n"} {
+		files := map[string]string{"lib/" + strings.Repeat("long-name-", 30) + ".js": body}
+		if _, err := ingest.Ingest(t.Context(), st, "prefixed", v, "sha512-x", tb.Package(t, files), ingest.DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lim := DefaultLimits()
+	lim.DiffRenderBytes = 256 << 10
+	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: lim})
+	base := Request{Action: "diff", PackageName: "prefixed", From: "1.0.0", To: "2.0.0"}
+	held := func() (n, prefixes int) {
+		s.renders.mu.Lock()
+		defer s.renders.mu.Unlock()
+		for e := s.renders.order.Front(); e != nil; e = e.Next() {
+			k := e.Value.(*heldEntry[renderKey, *heldRender]).key
+			n, prefixes = n+1, prefixes+len(k.opts.SrcPrefix)+len(k.opts.DstPrefix)
+		}
+		return n, prefixes
+	}
+	for i := range 8 {
+		// A page whose path line does not fit: it is cut inside it.
+		for _, r := range []Request{{NameOnly: true}, {NoPrefix: true}, {}} {
+			r.Action, r.PackageName, r.From, r.To = base.Action, base.PackageName, base.From, base.To
+			r.SrcPrefix = fmt.Sprintf("%d/%s/", i, strings.Repeat("p", 100<<10))
+			r.MaxBytes = MinAnswerBytes // the prefix alone passes it
+			res, err := s.Diff(t.Context(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Next == nil {
+				t.Fatalf("%+v: the page was not cut: the test no longer holds a file", r.NameOnly)
+			}
+		}
+	}
+	n, prefixes := held()
+	if s.renders.cost > s.renders.max || prefixes > s.renders.cost {
+		t.Errorf("%d files held with %d bytes of prefixes in their keys, charged %d of diff-render-bytes %d", n, prefixes, s.renders.cost, s.renders.max)
+	}
+	// The name-only and no-prefix pages share one key each.
+	if n > 2+2 { // and what fits of the diffs with a 100 KiB prefix
+		t.Errorf("%d files held: name-only or no-prefix pages kept one for each prefix", n)
+	}
+}
