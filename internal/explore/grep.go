@@ -644,18 +644,33 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 		// gets the search's first match.
 		q.MaxOutputBytes = max(g.b.Left()+g.b.Left()/4, 1)
 	}
-	q.Filter = func(p string) bool {
-		sf, ok := g.sc.files[p]
-		copied := g.fold && sf.sameAs != ""
-		switch {
-		case !ok || int(sf.tier) != tier || (pass == 1 && copied):
-			return false
-		case file == "":
-			return true
-		case line == wholeFile:
+	// The files of the tier, without the copies that pass 1 leaves out
+	// (their lines are given once, in pass 0), from the cursor on.
+	after := func(p string) bool {
+		if line == wholeFile {
 			return p > file
 		}
 		return p >= file
+	}
+	if g.sc.classes != nil {
+		var set tierSet
+		set[tier] = true
+		q.Classes, q.ClassMask = g.sc.classes, classMask(set, pass == 0 || !g.fold)
+		if file != "" {
+			q.Filter = after
+		}
+	} else {
+		q.Filter = func(p string) bool {
+			sf, ok := g.sc.files[p]
+			copied := g.fold && sf.sameAs != ""
+			switch {
+			case !ok || int(sf.tier) != tier || (pass == 1 && copied):
+				return false
+			case file == "":
+				return true
+			}
+			return after(p)
+		}
 	}
 	if pass == 0 {
 		q.MaxMatchesPerFile = g.perFile

@@ -29,6 +29,11 @@ type grepScope struct {
 	// skippedListed are the first maxSkippedListed binary files selected.
 	skippedListed []SkippedFile
 	copies        int // files with a sameAs
+	// classes gives each file of the version's index its class (tier and
+	// copy, fileClass) for the index's searches (index.Classes): a page's
+	// searches select a tier's files by a table made once per index, not
+	// by a path and a lookup in files for each candidate file in each.
+	classes *index.Classes
 }
 
 type scoped struct {
@@ -66,7 +71,35 @@ func newGrepScope(files []store.File, sel func(string) bool, sortPath bool) *gre
 		sc.files[p] = s
 	}
 	sc.copies = len(same)
+	sc.classes = index.NewClasses(func(p string) int {
+		s, ok := sc.files[p]
+		if !ok {
+			return -1
+		}
+		return fileClass(int(s.tier), s.sameAs != "")
+	})
 	return sc
+}
+
+// fileClass is a selected file's class in grepScope.classes: two a tier,
+// the second for the files with a sameAs.
+func fileClass(tier int, copied bool) int {
+	return 2*tier + b2i(copied)
+}
+
+// classMask is the index.Query.ClassMask selecting the files of the tiers
+// in set: with their copies (sameAs), or without.
+func classMask(set tierSet, copies bool) uint64 {
+	var m uint64
+	for t, in := range set {
+		if in {
+			m |= 1 << fileClass(t, false)
+			if copies {
+				m |= 1 << fileClass(t, true)
+			}
+		}
+	}
+	return m
 }
 
 // listingKey names a version's listing: a stored version's never

@@ -83,3 +83,66 @@ func testCandidatesOnlyAsksAboutCandidates(t *testing.T, build builder) {
 		}
 	}
 }
+
+// TestClassesSelectAsFilter: a search whose Classes and ClassMask select
+// files answers as one whose Filter selects the same files, with and
+// without CandidatesOnly, in both index forms, and asks its own Filter
+// only about the files in the mask's classes; the table is made once per
+// index (one classify call a file), again for another index.
+func TestClassesSelectAsFilter(t *testing.T) { inBothForms(t, testClassesSelectAsFilter) }
+
+func testClassesSelectAsFilter(t *testing.T, build builder) {
+	var docs []Doc
+	for i := range 200 {
+		body := fmt.Sprintf("nothing %d\n", i)
+		if i%3 != 0 {
+			body = fmt.Sprintf("a hit in %d\nand another hit\n", i)
+		}
+		docs = append(docs, Doc{Path: fmt.Sprintf("f%03d.js", i), Data: []byte(body)})
+	}
+	ix := build(t, docs, DefaultBuildLimits())
+	classified := 0
+	class := func(p string) int { // f007.js: 7 % 5; f010.js and the like: none
+		classified++
+		var n int
+		fmt.Sscanf(p, "f%03d.js", &n)
+		if n%10 == 0 {
+			return -1
+		}
+		return n % 5
+	}
+	cs := NewClasses(class)
+	for _, mask := range []uint64{0, 1 << 0, 1<<1 | 1<<3, 1<<5 - 1, 1<<64 - 1} {
+		for _, candidates := range []bool{false, true} {
+			in := func(p string) bool { k := class(p); return k >= 0 && mask&(1<<k) != 0 }
+			want, err := ix.Search(t.Context(), Query{Pattern: "hit", MaxMatches: 1000, CandidatesOnly: candidates, Filter: in}, DefaultSearchLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			q := Query{Pattern: "hit", MaxMatches: 1000, CandidatesOnly: candidates, Classes: cs, ClassMask: mask,
+				Filter: func(p string) bool { asked = append(asked, p); return true }}
+			got, err := ix.Search(t.Context(), q, DefaultSearchLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, ok := sameMatches(got.Matches, want.Matches); !ok || got.FilesSearched != want.FilesSearched {
+				t.Errorf("mask %b, candidatesOnly %v: %s; %d files searched, want %d", mask, candidates, d, got.FilesSearched, want.FilesSearched)
+			}
+			for _, p := range asked {
+				if !in(p) {
+					t.Errorf("mask %b: Filter asked about %s, of a class the mask leaves out", mask, p)
+				}
+			}
+		}
+	}
+	classified = 0
+	cs.of(ix)
+	if classified != 0 {
+		t.Errorf("the table of an index was made again (%d files classified)", classified)
+	}
+	cs.of(build(t, docs, DefaultBuildLimits()))
+	if classified != len(docs) {
+		t.Errorf("another index: %d files classified, want %d", classified, len(docs))
+	}
+}

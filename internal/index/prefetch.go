@@ -128,7 +128,7 @@ func (s *searcher) plan(ci int) {
 		if s.order != nil {
 			f = int(s.order[k])
 		}
-		if !s.candidate(int(ix.files[f].content)) {
+		if !s.candidate(int(ix.files[f].content)) || !s.inClass(f) {
 			continue // run does not ask Filter either
 		}
 		if s.q.Filter != nil {

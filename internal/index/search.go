@@ -28,6 +28,14 @@ type Query struct {
 	// Filter selects files by path (include/exclude globs, built by the
 	// caller); nil selects every file. It is called once per file.
 	Filter func(path string) bool `json:"-"`
+	// Classes, when set, selects files before Filter: a file is visited
+	// only when its class (Classes) is in ClassMask, bit k for class k,
+	// and Filter, when set, is asked about those alone. Callers set it
+	// for what a file's selection depends on that does not change from
+	// one search to the next (internal/explore: a file's tier), and
+	// Filter for the rest (the files before a cursor).
+	Classes   *Classes `json:"-"`
+	ClassMask uint64   `json:",omitempty"`
 	// CandidatesOnly makes a search's cost follow its candidates, not
 	// the index's file count: only files holding candidate lines are
 	// visited, so Filter is asked about those alone, and FilesSearched,
@@ -359,6 +367,7 @@ type searcher struct {
 	textCi      int    // the content whose text was read last, or -1
 	textOfCi    []byte // and that text: files holding one body read it once
 	units       unitSet
+	classes     []int8 // Query.Classes' table for the index, or nil
 	ahead       ahead  // the contents a Prefetcher is offered (prefetch.go)
 	hits        []span // where the current file's literal hits can start (scanHits)
 	// candCont marks the contents holding candidate units, with
@@ -537,6 +546,9 @@ func (s *searcher) run(units unitSet) {
 func (s *searcher) visit(units unitSet) {
 	ix := s.ix
 	s.units = units
+	if s.q.Classes != nil {
+		s.classes = s.q.Classes.of(ix)
+	}
 	if s.q.CandidatesOnly && !units.all {
 		s.candCont, s.order = s.q.Compiled.candidateFiles(s, units)
 	}
@@ -562,6 +574,9 @@ func (s *searcher) visit(units unitSet) {
 		lo, hi := ix.contBlocks(ci)
 		mine := units.within(lo, hi)
 		path := ""
+		if !s.inClass(fi) {
+			continue
+		}
 		if s.q.Filter != nil {
 			path = ix.filePath(fi)
 			if !s.keep(fi, path) {
