@@ -1,6 +1,9 @@
 package index
 
-import "sync"
+import (
+	"sync"
+	"weak"
+)
 
 // Classes is a caller's class of each file of an index, by path (such as
 // internal/explore's tier of a file in a grep's scope), made once for the
@@ -13,11 +16,14 @@ import "sync"
 //
 // A Classes is safe for concurrent use. It holds the table of the last
 // index it was used with: an index reopened (or another one) makes a new
-// table, one classify call per file (8,711 for next 16.4.6).
+// table, one classify call per file (8,711 for next 16.4.6). It names that
+// index by a weak pointer: a caller keeping its Classes past the index's
+// eviction from the searcher's cache (explore's scopes outlive it) does
+// not keep the index's tables in memory (a stored form's are several MB).
 type Classes struct {
 	classify func(path string) int
 	mu       sync.Mutex
-	ix       *Index
+	ix       weak.Pointer[Index]
 	table    []int8
 }
 
@@ -33,7 +39,8 @@ func NewClasses(classify func(path string) int) *Classes {
 func (c *Classes) of(ix *Index) []int8 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ix == ix {
+	w := weak.Make(ix)
+	if c.ix == w {
 		return c.table
 	}
 	t := make([]int8, len(ix.files))
@@ -44,7 +51,7 @@ func (c *Classes) of(ix *Index) []int8 {
 		}
 		t[fi] = int8(k)
 	}
-	c.ix, c.table = ix, t
+	c.ix, c.table = w, t
 	return t
 }
 
