@@ -675,7 +675,7 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 	if pass == 0 {
 		q.MaxMatchesPerFile = g.perFile
 		if g.fold && g.sc.copies > 0 {
-			q.Tally = func(p string) bool { return g.sc.files[p].sameAs != "" }
+			q.TallyMask = 1 << fileClass(tier, true) // the tier's copies (a folded scope has classes)
 		}
 	}
 	perFile := g.perFile

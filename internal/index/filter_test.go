@@ -85,7 +85,8 @@ func testCandidatesOnlyAsksAboutCandidates(t *testing.T, build builder) {
 }
 
 // TestClassesSelectAsFilter: a search whose Classes and ClassMask select
-// files answers as one whose Filter selects the same files, with and
+// files (and TallyMask tallies some) answers as one whose Filter selects
+// the same files (and Tally tallies them), with and
 // without CandidatesOnly, in both index forms, and asks its own Filter
 // only about the files in the mask's classes; the table is made once per
 // index (one classify call a file), again for another index.
@@ -115,18 +116,26 @@ func testClassesSelectAsFilter(t *testing.T, build builder) {
 	for _, mask := range []uint64{0, 1 << 0, 1<<1 | 1<<3, 1<<5 - 1, 1<<64 - 1} {
 		for _, candidates := range []bool{false, true} {
 			in := func(p string) bool { k := class(p); return k >= 0 && mask&(1<<k) != 0 }
-			want, err := ix.Search(t.Context(), Query{Pattern: "hit", MaxMatches: 1000, CandidatesOnly: candidates, Filter: in}, DefaultSearchLimits())
+			const tallied = 1<<1 | 1<<4 // files of these classes are counted, not listed
+			tally := func(p string) bool { k := class(p); return k >= 0 && tallied&(1<<k) != 0 }
+			want, err := ix.Search(t.Context(), Query{Pattern: "hit", MaxMatches: 1000, CandidatesOnly: candidates, Filter: in, Tally: tally}, DefaultSearchLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
 			var asked []string
-			q := Query{Pattern: "hit", MaxMatches: 1000, CandidatesOnly: candidates, Classes: cs, ClassMask: mask,
+			q := Query{Pattern: "hit", MaxMatches: 1000, CandidatesOnly: candidates, Classes: cs, ClassMask: mask, TallyMask: tallied,
 				Filter: func(p string) bool { asked = append(asked, p); return true }}
 			got, err := ix.Search(t.Context(), q, DefaultSearchLimits())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d, ok := sameMatches(got.Matches, want.Matches); !ok || got.FilesSearched != want.FilesSearched {
+			d, ok := sameMatches(got.Matches, want.Matches)
+			for i := range min(len(got.Matches), len(want.Matches)) {
+				if got.Matches[i].Count != want.Matches[i].Count {
+					d, ok = fmt.Sprintf("%s counted %d lines, want %d", got.Matches[i].File, got.Matches[i].Count, want.Matches[i].Count), false
+				}
+			}
+			if !ok || got.FilesSearched != want.FilesSearched {
 				t.Errorf("mask %b, candidatesOnly %v: %s; %d files searched, want %d", mask, candidates, d, got.FilesSearched, want.FilesSearched)
 			}
 			for _, p := range asked {
