@@ -294,6 +294,7 @@ func testBadQueries(t *testing.T, build builder) {
 		{Query{Pattern: "a", MaxMatches: lim.MaxMatches + 1}, ErrBadQuery, "maxMatches"},
 		{Query{Pattern: "a", MaxMatchesPerFile: -1}, ErrBadQuery, "maxMatchesPerFile"},
 		{Query{Pattern: "a", ContextLines: lim.MaxContextLines + 1}, ErrBadQuery, "contextLines"},
+		{Query{Pattern: "a", TallyMask: 1}, ErrBadQuery, "tallyMask without classes"},
 	} {
 		_, err := ix.Search(context.Background(), tc.q, lim)
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {

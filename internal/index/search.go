@@ -304,6 +304,10 @@ func (ix *Index) Search(ctx context.Context, q Query, lim SearchLimits) (res Res
 		return Result{}, fmt.Errorf("maxOutputBytes %d is negative: %w", q.MaxOutputBytes, ErrBadQuery)
 	case q.ContextLines < 0 || q.ContextLines > lim.MaxContextLines:
 		return Result{}, fmt.Errorf("contextLines %d is outside [0, %d]: %w", q.ContextLines, lim.MaxContextLines, ErrBadQuery)
+	case q.TallyMask != 0 && q.Classes == nil:
+		// Ignored, the files it names would be listed line by line:
+		// an answer that differs without an error.
+		return Result{}, fmt.Errorf("tallyMask without classes: %w", ErrBadQuery)
 	case maxMatches == 0:
 		maxMatches = lim.DefaultMaxMatches
 	}
