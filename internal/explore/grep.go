@@ -646,32 +646,18 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 	}
 	// The files of the tier, without the copies that pass 1 leaves out
 	// (their lines are given once, in pass 0), from the cursor on.
-	after := func(p string) bool {
-		if line == wholeFile {
-			return p > file
-		}
-		return p >= file
-	}
-	if g.sc.classes != nil {
-		var set tierSet
-		set[tier] = true
-		q.Classes, q.ClassMask = g.sc.classes, classMask(set, pass == 0 || !g.fold)
-		if file != "" {
-			q.Filter = after
-		}
-	} else {
-		q.Filter = func(p string) bool {
-			sf, ok := g.sc.files[p]
-			copied := g.fold && sf.sameAs != ""
-			switch {
-			case !ok || int(sf.tier) != tier || (pass == 1 && copied):
-				return false
-			case file == "":
-				return true
+	var from func(string) bool
+	if file != "" {
+		from = func(p string) bool {
+			if line == wholeFile {
+				return p > file
 			}
-			return after(p)
+			return p >= file
 		}
 	}
+	var set tierSet
+	set[tier] = true
+	g.selectFiles(&q, set, pass == 0 || !g.fold, from)
 	if pass == 0 {
 		q.MaxMatchesPerFile = g.perFile
 		if g.fold && g.sc.copies > 0 {
@@ -692,6 +678,22 @@ func (g *grepPage) query(pass, tier int, file string, line, maxMatches int) inde
 		q.Tally = func(string) bool { return true }
 	}
 	return q
+}
+
+// selectFiles makes q search the scope's files in the tiers of set, with
+// their copies (a sameAs) or without, that from keeps (nil: all of them).
+// A stored version's scope selects them by class (index.Classes, a table
+// made once per index), asking from only about those; a fallback's, whose
+// Filter also chooses the files it fetches, by path.
+func (g *grepPage) selectFiles(q *index.Query, set tierSet, copies bool, from func(string) bool) {
+	if g.sc.classes != nil {
+		q.Classes, q.ClassMask, q.Filter = g.sc.classes, classMask(set, copies), from
+		return
+	}
+	q.Filter = func(p string) bool {
+		sf, ok := g.sc.files[p]
+		return ok && set[sf.tier] && (copies || sf.sameAs == "") && (from == nil || from(p))
+	}
 }
 
 // callMatches bounds one index call: what the page can still hold.

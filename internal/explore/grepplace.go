@@ -237,14 +237,11 @@ func (g *grepPage) countFiles(ctx context.Context, o *Opened, set tierSet) (line
 		q := index.Query{Pattern: r.Pattern, CaseInsensitive: r.CaseInsensitive, FixedStrings: r.FixedStrings,
 			WholeWord: r.WholeWord, MaxMatches: g.countMatches(), Compiled: g.compiled, CandidatesOnly: !o.fromElsewhere(),
 			Tally: func(string) bool { return true }}
-		if g.sc.classes != nil {
-			q.Classes, q.ClassMask = g.sc.classes, classMask(set, true)
-			if after != "" {
-				q.Filter = func(path string) bool { return path > after }
-			}
-		} else {
-			q.Filter = func(path string) bool { sf, ok := g.sc.files[path]; return ok && set[sf.tier] && path > after }
+		var from func(string) bool
+		if after != "" {
+			from = func(path string) bool { return path > after }
 		}
+		g.selectFiles(&q, set, true, from)
 		sr, err := g.s.pkgs.Search(ctx, o, q)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
