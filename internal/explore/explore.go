@@ -180,8 +180,11 @@ func New(opt Options) *Service {
 	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, renders: renders, counts: counts, trees: trees}
 	s.stored = s
 	if opt.Fallback != nil {
-		s.stored = &Service{pkgs: base, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, renders: renders, counts: counts, trees: trees}
-		s.stored.stored = s.stored
+		// The same service over the chain without the fallback, sharing
+		// what s holds.
+		stored := *s
+		stored.pkgs, stored.stored = base, &stored
+		s.stored = &stored
 	}
 	return s
 }
