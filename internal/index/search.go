@@ -578,16 +578,13 @@ func (s *searcher) visit(units unitSet) {
 		}
 		s.at = k
 		ci := int(ix.files[fi].content)
-		if !s.candidate(ci) {
+		if !s.inClass(fi) || !s.candidate(ci) {
 			continue
 		}
 		f := ix.conts[ci]
 		lo, hi := ix.contBlocks(ci)
 		mine := units.within(lo, hi)
 		path := ""
-		if !s.inClass(fi) {
-			continue
-		}
 		if s.q.Filter != nil {
 			path = ix.filePath(fi)
 			if !s.keep(fi, path) {
