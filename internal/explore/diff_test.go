@@ -53,6 +53,23 @@ type noFill struct{}
 
 func (noFill) Fill(context.Context, string, string) error { return errors.New("noFill: not stored") }
 
+// storeOf is an embedded store holding name's versions, each given as
+// its files' bodies by path.
+func storeOf(t *testing.T, name string, versions map[string]map[string]string) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for v, files := range versions {
+		if _, err := ingest.Ingest(t.Context(), st, name, v, "sha512-x", tb.Package(t, files), ingest.DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
 func fixtureService(t *testing.T) (*Service, *readCounter) {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
@@ -214,18 +231,8 @@ func FuzzDiffCursor(f *testing.F) {
 // must not leave the next page an extra newline.
 func TestDiffPageCutInTrailingBlankLines(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	blank := strings.Repeat("\n", 3000)
-	for v, body := range map[string]string{"1.0.0": "old\n" + blank, "2.0.0": "new\n" + blank} {
-		tgz := tb.Package(t, map[string]string{"z.txt": body})
-		if _, err := ingest.Ingest(t.Context(), st, "blank", v, "sha512-x", tgz, ingest.DefaultLimits()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := storeOf(t, "blank", map[string]map[string]string{"1.0.0": {"z.txt": "old\n" + blank}, "2.0.0": {"z.txt": "new\n" + blank}})
 	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: DefaultLimits()})
 	ctxLines := 2500
 	req := Request{Action: "diff", PackageName: "blank", From: "1.0.0", To: "2.0.0", ContextLines: &ctxLines}

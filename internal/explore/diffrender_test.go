@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
-	"github.com/pkgscope/pkgscope/internal/store/sqlite"
-	tb "github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
 // TestDiffPagesResumeHeldFiles: pages that continue a file held from the
@@ -22,11 +19,6 @@ import (
 // line's file is the last one and prints with the diff's end.
 func TestDiffPagesResumeHeldFiles(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	// a.js: 1,500 lines, every 25th changed: 60 hunks, many pages. b.map:
 	// a changed line of ~70 KB (runes JSON escapes, control bytes npm
 	// prints in caret notation, UUIDs it redacts, a space at the end)
@@ -43,14 +35,10 @@ func TestDiffPagesResumeHeldFiles(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("é<\"ab€𝄞\x01 123e4567-e89b-12d3-a456-426614174000 ", 1200)
-	for v, files := range map[string]map[string]string{
+	st := storeOf(t, "paged", map[string]map[string]string{
 		"1.0.0": {"a.js": oldA.String(), "b.map": "x" + long + "\n" + long + "\n", "c.js": "c\n"},
 		"2.0.0": {"a.js": newA.String(), "b.map": "y" + long + "\n" + long + "\n", "c.js": "C\n"},
-	} {
-		if _, err := ingest.Ingest(t.Context(), st, "paged", v, "sha512-x", tb.Package(t, files), ingest.DefaultLimits()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	service := func(renderBytes int) (*Service, *readCounter) {
 		lim := DefaultLimits()
 		lim.DiffRenderBytes = renderBytes
@@ -170,17 +158,8 @@ func TestDiffPagesResumeHeldFiles(t *testing.T) {
 // it pinned.
 func TestDiffRendersChargeWhatTheyHold(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), t.TempDir(), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	for v, body := range map[string]string{"1.0.0": "old\n", "2.0.0": "new\n"} {
-		files := map[string]string{"lib/" + strings.Repeat("long-name-", 30) + ".js": body}
-		if _, err := ingest.Ingest(t.Context(), st, "prefixed", v, "sha512-x", tb.Package(t, files), ingest.DefaultLimits()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path := "lib/" + strings.Repeat("long-name-", 30) + ".js"
+	st := storeOf(t, "prefixed", map[string]map[string]string{"1.0.0": {path: "old\n"}, "2.0.0": {path: "new\n"}})
 	lim := DefaultLimits()
 	lim.DiffRenderBytes = 256 << 10
 	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: lim})
