@@ -7,8 +7,10 @@
 # tree's ./cmd/mirror, built here), BEFORE a second build measured beside it
 # in the same run, alternating; REDIS_URL (default: 127.0.0.1:6379 when one
 # answers there); MIRROR_ENV more VAR=value words for the mirrors (e.g.
-# PKGSCOPE_PPROF_ADDR=127.0.0.1:6060 to profile one); KEEP=1 keeps the work
-# directory (logs, wrk outputs).
+# PKGSCOPE_PPROF_ADDR=127.0.0.1:6060 to profile one); BEFORE_ENV more for
+# the BEFORE build only, so one build measured beside itself shows what a
+# setting costs (BEFORE=<the build> BEFORE_ENV=PKGSCOPE_ACCESS_LOG=false);
+# KEEP=1 keeps the work directory (logs, wrk outputs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 tmp=$(mktemp -d)
@@ -56,7 +58,7 @@ start_mirror() { # name binary port: a mirror on a fresh embedded store; sets pi
     PKGSCOPE_REDIS_URL="$redis_url" PKGSCOPE_REDIS_PREFIX="bench:$$:$1:" \
     npm_config_registry="$registry_url" \
     NPM_CONFIG_USERCONFIG="$tmp/npm/npmrc" NPM_CONFIG_GLOBALCONFIG="$tmp/npm/npmrc" \
-    ${MIRROR_ENV:-} "$2" 2>"$tmp/$1.log" &
+    ${MIRROR_ENV:-} $([ "$1" = before ] && echo "${BEFORE_ENV:-}") "$2" 2>"$tmp/$1.log" &
   pids+=($!)
   printf -v "pid_$1" %s "$!"
   local me=$!

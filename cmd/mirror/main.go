@@ -64,8 +64,8 @@ func main() {
 		os.Exit(2)
 	}
 	if cfg.LogFlushInterval > 0 {
-		w := logbuf.New(os.Stderr, int(cfg.LogBufferBytes), cfg.LogFlushInterval)
-		log = slog.New(logbuf.Handler(slog.NewTextHandler(w, nil), w, slog.LevelWarn))
+		var w *logbuf.Writer
+		log, w = logbuf.Logger(os.Stderr, int(cfg.LogBufferBytes), cfg.LogFlushInterval)
 		defer w.Close()
 	}
 	if err := serve(cfg, log); err != nil {

@@ -33,6 +33,8 @@ type Options struct {
 	MaxBodyBytes int64
 	OwnBodyLimit []string
 	Logger       *slog.Logger
+	// AccessLog logs a line at info for every request (--access-log).
+	AccessLog bool
 	// Middleware runs, in order, after request ids, logging and the body
 	// limit, before every route (auth, then rate limits). A middleware
 	// refusing a request returns an error for handleError, e.g. an
@@ -110,26 +112,9 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 			return err
 		},
 	}))
-	mw = append(mw, middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
-		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,
-		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			// The record goes straight to the handler: Logger.LogAttrs
-			// would walk the stack for a source line the handlers do
-			// not print, on every request.
-			ctx, h := c.Request().Context(), log.Handler()
-			if !h.Enabled(ctx, slog.LevelInfo) {
-				return nil
-			}
-			// Stamped when the latency was measured, the request's end:
-			// a clock read fewer.
-			r := slog.NewRecord(v.StartTime.Add(v.Latency), slog.LevelInfo, "request", 0)
-			r.AddAttrs(slog.String("id", v.RequestID), slog.String("method", v.Method),
-				slog.String("path", v.URIPath), slog.Int("status", v.Status),
-				slog.Duration("latency", v.Latency))
-			_ = h.Handle(ctx, r) // as Logger.LogAttrs, which drops the error
-			return nil
-		},
-	}))
+	if opt.AccessLog {
+		mw = append(mw, accessLog(log))
+	}
 	// Inside the body limit's reader, so its 413 passes through.
 	mw = append(mw, BodyErrors(opt.ReadTimeout), middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 		Limit: strconv.FormatInt(opt.MaxBodyBytes, 10) + "B",
@@ -164,6 +149,31 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 		Projects: opt.MCP.Projects, Structured: opt.MCP.Structured,
 	})))
 	return e
+}
+
+// accessLog is the access line: one record at info for every request,
+// its id, method, path, status and latency (--access-log).
+func accessLog(log *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			// The record goes straight to the handler: Logger.LogAttrs
+			// would walk the stack for a source line the handlers do
+			// not print, on every request.
+			ctx, h := c.Request().Context(), log.Handler()
+			if !h.Enabled(ctx, slog.LevelInfo) {
+				return nil
+			}
+			// Stamped when the latency was measured, the request's end:
+			// a clock read fewer.
+			r := slog.NewRecord(v.StartTime.Add(v.Latency), slog.LevelInfo, "request", 0)
+			r.AddAttrs(slog.String("id", v.RequestID), slog.String("method", v.Method),
+				slog.String("path", v.URIPath), slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency))
+			_ = h.Handle(ctx, r) // as Logger.LogAttrs, which drops the error
+			return nil
+		},
+	})
 }
 
 // composed is mw as one Echo middleware, chained once. Echo v4 chains its
@@ -203,8 +213,8 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-// StatusClientClosedRequest is the status recorded (in the access log
-// and /metrics) for a request whose client went away before its answer:
+// StatusClientClosedRequest is the status recorded (in /metrics, and in
+// the access line with --access-log) for a request whose client went away before its answer:
 // nginx's 499, not a standard HTTP status, and never sent.
 const StatusClientClosedRequest = 499
 
@@ -217,9 +227,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
 		// The client went away before its answer (a closed connection,
 		// an agent that gave up): nothing failed on this side and nobody
-		// reads the answer. Recorded as nginx's 499 (the access line
-		// says so, with the id), not as a 500 that would page someone;
-		// under load every client that stops mid-request logged an ERROR.
+		// reads the answer. Recorded as nginx's 499 (/metrics counts it,
+		// the access line says so with the id), not as a 500 that would
+		// page someone: under load every client that stops mid-request
+		// logged an ERROR.
 		c.Response().Status = StatusClientClosedRequest
 		return
 	}

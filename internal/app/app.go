@@ -222,7 +222,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	a.Explorer = explore.WithProjects(svc, projects)
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
-		Logger: log, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
+		Logger: log, AccessLog: cfg.AccessLog, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
 		ReadTimeout:   cfg.ReadTimeout,
 		DiffPageBytes: cfg.MaxAnswerBytes,
 		MCP:           api.MCPOptions{Projects: a.Projects, Structured: cfg.MCPStructured},

@@ -39,6 +39,12 @@ const (
 
 func newMirror(t testing.TB, kind storeKind, tweak ...func(*config.Config)) *mirror {
 	t.Helper()
+	return newMirrorLogging(t, kind, slog.New(slog.DiscardHandler), tweak...)
+}
+
+// newMirrorLogging is newMirror logging to log.
+func newMirrorLogging(t testing.TB, kind storeKind, log *slog.Logger, tweak ...func(*config.Config)) *mirror {
+	t.Helper()
 	reg := fakeregistry.New(t)
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
@@ -50,7 +56,7 @@ func newMirror(t testing.TB, kind storeKind, tweak ...func(*config.Config)) *mir
 		f(&cfg)
 	}
 	env := reg.Env()
-	a, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler), func(k string) string { return env[k] })
+	a, err := New(t.Context(), cfg, log, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pkgscope/pkgscope/internal/config"
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/logbuf"
 	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
@@ -186,29 +189,38 @@ func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
 // (GET /v1/npm/{name}@{version}/index.js, 2.6 KiB, a cache hit) through
 // the mirror's handler in process: the middleware chain, explore's
 // look-ups and the answer's headers, with none of net/http's connection
-// work, which the load benchmark measures beside. Its allocations are the
+// work, which the load benchmark measures beside. It logs as the mirror
+// does (logbuf.Logger, its lines discarded): by default, and with
+// --access-log, whose line is then counted. Its allocations are the
 // mirror's per request (issue 27).
 func BenchmarkRESTReadWarm(b *testing.B) {
-	m := newMirror(b, embedded)
-	body := strings.Repeat("export function f(a, b) { return a + b; } // the benchmarked read\n", 40)
-	m.reg.Publish("bench-pkg", "1.0.0", tarballtest.Package(b, map[string]string{"index.js": body}))
-	const path = "/v1/npm/bench-pkg@1.0.0/index.js"
-	if resp, got := m.get(path); resp.StatusCode != http.StatusOK || string(got) != body {
-		b.Fatalf("GET %s: %d, %d bytes", path, resp.StatusCode, len(got))
-	}
-	h := m.app.Handler()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	req.Host = "127.0.0.1:7878" // the host guard answers only loopback names
-	w := &discardWriter{h: http.Header{}}
-	b.ReportAllocs()
-	for b.Loop() {
-		clear(w.h)
-		w.status, w.n = 0, 0
-		req.Body = http.NoBody // middleware may wrap it
-		h.ServeHTTP(w, req)
-		if w.status != http.StatusOK || w.n != len(body) {
-			b.Fatalf("status %d, %d bytes", w.status, w.n)
-		}
+	for _, accessLog := range []bool{false, true} {
+		b.Run(fmt.Sprintf("access-log=%v", accessLog), func(b *testing.B) {
+			cfg := config.Default()
+			log, lw := logbuf.Logger(io.Discard, int(cfg.LogBufferBytes), cfg.LogFlushInterval)
+			b.Cleanup(func() { lw.Close() })
+			m := newMirrorLogging(b, embedded, log, func(c *config.Config) { c.AccessLog = accessLog })
+			body := strings.Repeat("export function f(a, b) { return a + b; } // the benchmarked read\n", 40)
+			m.reg.Publish("bench-pkg", "1.0.0", tarballtest.Package(b, map[string]string{"index.js": body}))
+			const path = "/v1/npm/bench-pkg@1.0.0/index.js"
+			if resp, got := m.get(path); resp.StatusCode != http.StatusOK || string(got) != body {
+				b.Fatalf("GET %s: %d, %d bytes", path, resp.StatusCode, len(got))
+			}
+			h := m.app.Handler()
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.Host = "127.0.0.1:7878" // the host guard answers only loopback names
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.status, w.n = 0, 0
+				req.Body = http.NoBody // middleware may wrap it
+				h.ServeHTTP(w, req)
+				if w.status != http.StatusOK || w.n != len(body) {
+					b.Fatalf("status %d, %d bytes", w.status, w.n)
+				}
+			}
+		})
 	}
 }
 

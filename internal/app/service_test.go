@@ -238,9 +238,10 @@ func checkUnauthorized(t *testing.T, rec *httptest.ResponseRecorder, method stri
 }
 
 // TestTokensNeverLogged drives successes, refusals and failures through a
-// mirror logging at debug level, then searches the logs for the tokens.
+// mirror logging at debug level, with an access line for every request,
+// then searches the logs for the tokens.
 func TestTokensNeverLogged(t *testing.T) {
-	m := newAuthedMirror(t)
+	m := newAuthedMirror(t, func(c *config.Config) { c.AccessLog = true })
 	m.reg.Fail("down", http.StatusServiceUnavailable, "")
 	for _, tok := range []string{goodToken, scopedToken, badToken, ""} {
 		m.do("POST", "/v1/explore", tok, `{"action":"read","packageName":"lib","version":"1.0.0","path":"index.js"}`)

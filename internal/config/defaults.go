@@ -87,6 +87,12 @@ func Default() Config {
 		// 3,000 lines, about 400 KiB, so 256 KiB writes about every 60ms.
 		LogFlushInterval: 100 * time.Millisecond,
 		LogBufferBytes:   256 << 10,
+		// Off: a line per request was 10-15% of a warm small read's CPU,
+		// with its file or pipe (docs/BENCHMARKS.md, "Load"); errors are
+		// logged either way, with their request id, and /metrics counts
+		// every request. As Caddy and Traefik, which log access only when
+		// asked.
+		AccessLog:        false,
 		FillTimeout:      5 * time.Minute,
 		FailedRetryAfter: fill.DefaultFailedRetryAfter,
 		MaxFills:         fill.DefaultMaxFills,

@@ -103,6 +103,14 @@ func (b *Writer) Close() error {
 	return err
 }
 
+// Logger is the mirror's logger: text lines to w, batched by a Writer of
+// size bytes and interval, records at warn and above written at once
+// (Handler). Close the Writer when done.
+func Logger(w io.Writer, size int, interval time.Duration) (*slog.Logger, *Writer) {
+	b := New(w, size, interval)
+	return slog.New(Handler(slog.NewTextHandler(b, nil), b, slog.LevelWarn)), b
+}
+
 // Handler returns h, which writes to w, flushing w after every record at
 // level or above.
 func Handler(h slog.Handler, w *Writer, level slog.Level) slog.Handler {
