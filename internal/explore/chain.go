@@ -237,6 +237,15 @@ func (c *core) deprecation(ctx context.Context, name, version string) string {
 }
 
 func (c *core) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opened, error) {
+	if spec.Kind == npmspec.Version {
+		// An exact version the store lists (Files answers only a ready
+		// one) resolves to itself: the resolver would answer it from the
+		// store too. One look-up instead of two on every warm read of an
+		// exact version (issue 27).
+		if o, err := c.Stored(ctx, name, spec.Raw); err == nil {
+			return o, nil
+		}
+	}
 	version, err := c.Resolve(ctx, name, spec)
 	if err != nil {
 		return nil, err
