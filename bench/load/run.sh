@@ -2,7 +2,7 @@
 # Load benchmark (docs/BENCHMARKS.md, "Load"): a warm REST read of a small
 # file (2.6 KiB) from the mirror, next to a plain net/http server writing
 # the same bytes from memory (the anchor: the most a Go server does here),
-# the same server writing them with the mirror's ten headers (net/http+hdr:
+# the same server writing them with the mirror's eight headers (net/http+hdr:
 # what net/http's own work on those headers costs) and nginx serving them
 # from disk (the ceiling). Targets (issue 27): the
 # mirror at 80% of net/http's requests/s or better, its p99 within 2x of

@@ -46,7 +46,14 @@ func (s *Server) npm(c echo.Context) error {
 		return err
 	}
 	spec, _ := npmspec.ParseSpec(t.Version)
-	return serveFile(c, "X-Pkgscope-Version", o.Version, f, body, spec.Kind == npmspec.Version, s.stall)
+	exact := spec.Kind == npmspec.Version
+	// The version a range or dist-tag resolved to; an exact version's URL
+	// names it already.
+	versionHeader := "X-Pkgscope-Version"
+	if exact {
+		versionHeader = ""
+	}
+	return serveFile(c, versionHeader, o.Version, f, body, exact, s.stall)
 }
 
 // splitNPMPath splits "name@spec/path" (name possibly "@scope/name") with

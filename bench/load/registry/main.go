@@ -220,7 +220,7 @@ func main() {
 }
 
 // withHeaders serves body with the headers the mirror's raw read answers
-// with (internal/api serveFile and its middleware: ten, beside Date), each
+// with (internal/api serveFile and its middleware: eight, beside Date), each
 // value computed once and shared as the mirror shares its constant ones:
 // the second anchor of run.sh, which shows what net/http's own work on
 // those headers costs before the mirror does anything. The request id is a
@@ -234,12 +234,10 @@ func withHeaders(body []byte) http.Handler {
 		{"Cross-Origin-Resource-Policy", []string{"same-origin"}},
 		{"X-Content-Type-Options", []string{"nosniff"}},
 		{"X-Request-Id", []string{"AYBbIvOgXiwGYxaYbklkrGdDNOyKtChw"}},
-		{"X-Pkgscope-Version", []string{"1.0.0"}},
 		{"Etag", []string{`"sha256-` + hex.EncodeToString(sum[:]) + `"`}},
 		{"Content-Security-Policy", []string{"default-src 'none'; sandbox"}},
 		{"Cache-Control", []string{"public, max-age=31536000, immutable"}},
 		{"Content-Type", []string{"text/javascript; charset=utf-8"}},
-		{"Accept-Ranges", []string{"bytes"}},
 		{"Content-Length", []string{strconv.Itoa(len(body))}},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
