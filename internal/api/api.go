@@ -35,8 +35,12 @@ type Options struct {
 	Logger       *slog.Logger
 	// AccessLog logs a line at info for every request (--access-log).
 	AccessLog bool
-	// Middleware runs, in order, after request ids, logging and the body
-	// limit, before every route (auth, then rate limits). A middleware
+	// Observe runs after request ids, recovery and the access line and
+	// before the body limit, so it sees the requests the limit refuses
+	// too: the metrics (nil: none).
+	Observe echo.MiddlewareFunc
+	// Middleware runs, in order, after request ids, logging, Observe and
+	// the body limit, before every route (auth, then rate limits). A middleware
 	// refusing a request returns an error for handleError, e.g. an
 	// *echo.HTTPError with 429 after setting Retry-After.
 	Middleware []echo.MiddlewareFunc
@@ -77,6 +81,9 @@ type Server struct {
 	ready store.VersionReader
 	log   *slog.Logger
 	stall time.Duration
+	// accessLog is Options.AccessLog: without it, handleError logs the
+	// refusals a shared mirror's operator looks for.
+	accessLog bool
 	// diffPage is Options.DiffPageBytes.
 	diffPage int
 }
@@ -89,7 +96,7 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{svc: svc, ex: explore.WithProjects(svc, opt.Projects), ready: ready, log: log, stall: opt.StallTimeout, diffPage: opt.DiffPageBytes}
+	s := &Server{svc: svc, ex: explore.WithProjects(svc, opt.Projects), ready: ready, log: log, stall: opt.StallTimeout, accessLog: opt.AccessLog, diffPage: opt.DiffPageBytes}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -114,6 +121,9 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 	}))
 	if opt.AccessLog {
 		mw = append(mw, accessLog(log))
+	}
+	if opt.Observe != nil {
+		mw = append(mw, opt.Observe)
 	}
 	// Inside the body limit's reader, so its 413 passes through.
 	mw = append(mw, BodyErrors(opt.ReadTimeout), middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
@@ -156,6 +166,9 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 func accessLog(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true,
+		// An error from further in is answered (handleError) before the
+		// line is written, so the line gives the status sent, not 200.
+		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			// The record goes straight to the handler: Logger.LogAttrs
 			// would walk the stack for a source line the handlers do
@@ -274,6 +287,17 @@ func (s *Server) handleError(err error, c echo.Context) {
 		var ne net.Error
 		if errors.As(raw, &ne) && ne.Timeout() {
 			status, body.Error.Code = http.StatusRequestTimeout, httpCode(http.StatusRequestTimeout)
+		}
+	}
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		if !s.accessLog {
+			// Without the access line (--access-log) a refusal is still
+			// seen, with its id: a guessed token, a probed package or
+			// host, a caller throttled. Info: nothing failed here.
+			r := c.Request()
+			s.log.Info("request refused", "id", c.Response().Header().Get(echo.HeaderXRequestID),
+				"method", r.Method, "path", r.URL.Path, "status", status)
 		}
 	}
 	if status >= 500 {

@@ -108,12 +108,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	st, reg, npm, searcher := core.Store, core.Registry, core.NPM, core.Searcher
 	a := &App{Store: st, Metrics: m, Tokens: tokens, core: core, grace: cfg.ShutdownTimeout, Lock: core.Lock, redis: core.Redis, searcher: searcher}
 	fillOpt := core.FillOptions(cfg, log)
-	// Metrics first, so refusals are recorded; auth before rate limits,
-	// so these may key callers by verified token.
+	// Metrics (api.Options.Observe) see every request, the body limit's
+	// refusals too; auth before rate limits, so these may key callers by
+	// verified token.
 	a.sessions = session.New(st, tokens, session.Options{
 		IdleTimeout: cfg.SessionIdleTimeout, Lifetime: cfg.SessionLifetime, Secure: strings.HasPrefix(cfg.PublicURL, "https://"),
 	})
-	mw := []echo.MiddlewareFunc{m.Middleware(), auth.Middleware(tokens, webAuth(a.sessions))}
+	mw := []echo.MiddlewareFunc{auth.Middleware(tokens, webAuth(a.sessions))}
 	if tokens.Len() == 0 {
 		mw = append(mw, api.HostGuard(cfg.AllowedHosts, cfg.AllowedOrigins))
 	} else {
@@ -222,7 +223,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	a.Explorer = explore.WithProjects(svc, projects)
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
-		Logger: log, AccessLog: cfg.AccessLog, Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
+		Logger: log, AccessLog: cfg.AccessLog, Observe: m.Middleware(), Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
 		ReadTimeout:   cfg.ReadTimeout,
 		DiffPageBytes: cfg.MaxAnswerBytes,
 		MCP:           api.MCPOptions{Projects: a.Projects, Structured: cfg.MCPStructured},

@@ -287,6 +287,10 @@ func TestMetricsSeries(t *testing.T) {
 	}
 	m.do("POST", "/v1/explore", goodToken, `{"action":"made-up-action"}`)
 	m.do("GET", "/v1/npm/lib@1.0.0/index.js", "", "")
+	// Refused by the body limit, before auth: counted too.
+	if rec := m.do("POST", "/v1/explore", goodToken, `{"pattern":"`+strings.Repeat("x", 1<<20)+`"}`); rec.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over max-body-bytes: %d %s", rec.Code, rec.Body)
+	}
 	// The first grep was answered from a scan index while the full one
 	// builds behind it: join that build, whose metric is checked below.
 	for _, name := range []string{"big", "lib"} {
@@ -311,6 +315,7 @@ func TestMetricsSeries(t *testing.T) {
 		`pkgscope_http_request_duration_seconds_count{action="grep",route="/v1/explore",status="200"} 2`,
 		`pkgscope_http_request_duration_seconds_count{action="invalid",route="/v1/explore",status="400"} 1`,
 		`pkgscope_http_request_duration_seconds_count{action="",route="/v1/npm/*",status="401"} 1`,
+		`pkgscope_http_request_duration_seconds_count{action="",route="/v1/explore",status="413"} 1`,
 		`pkgscope_upstream_requests_total{outcome="ok",source="registry"} 4`, // 2 packuments, 2 tarballs
 		`pkgscope_upstream_request_duration_seconds_count{source="registry"} 4`,
 		`pkgscope_fill_duration_seconds_count{outcome="ok"} 2`,
