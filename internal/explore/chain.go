@@ -242,8 +242,9 @@ func (c *core) Open(ctx context.Context, name string, spec npmspec.Spec) (*Opene
 		// one) resolves to itself: the resolver would answer it from the
 		// store too. One look-up instead of two on every warm read of an
 		// exact version (issue 27).
-		if o, err := c.Stored(ctx, name, spec.Raw); err == nil {
-			return o, nil
+		o, err := c.Stored(ctx, name, spec.Raw)
+		if !errors.Is(err, store.ErrNotFound) {
+			return o, err // the store's answer, or its failure: the resolver would ask it again
 		}
 	}
 	version, err := c.Resolve(ctx, name, spec)
