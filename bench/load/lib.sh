@@ -9,7 +9,7 @@
 # answers there); MIRROR_ENV more VAR=value words for the mirrors (e.g.
 # PKGSCOPE_PPROF_ADDR=127.0.0.1:6060 to profile one); BEFORE_ENV more for
 # the BEFORE build only, so one build measured beside itself shows what a
-# setting costs (BEFORE=<the build> BEFORE_ENV=PKGSCOPE_ACCESS_LOG=false);
+# setting costs (BEFORE=<the build> BEFORE_ENV=PKGSCOPE_ACCESS_LOG=true);
 # KEEP=1 keeps the work directory (logs, wrk outputs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

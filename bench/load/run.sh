@@ -11,7 +11,7 @@
 #
 #   bench/load/run.sh       ROUNDS=3 DURATION=10s CONNECTIONS=64 THREADS=2
 #   BEFORE=/tmp/mirror-old bench/load/run.sh    # an older build beside it
-#   BEFORE=/tmp/mirror BEFORE_ENV=PKGSCOPE_ACCESS_LOG=false bench/load/run.sh
+#   BEFORE=/tmp/mirror BEFORE_ENV=PKGSCOPE_ACCESS_LOG=true bench/load/run.sh
 #                                    # what a setting costs, one build twice
 #
 # Each round runs every server once, in turn (nginx, net/http, the mirror,

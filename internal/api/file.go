@@ -61,13 +61,20 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 		// its copy through a fresh buffer. One write, so one deadline,
 		// set here without stallWriter's two allocations.
 		//
-		// Without ServeContent's Accept-Ranges: a Range request is still
+		//
+		// A read of an exact version's file (no version header) leaves
+		// out ServeContent's Accept-Ranges: a Range request is still
 		// answered 206 (plainRead), the header only advertises it, and
-		// it matters for a body too large to be held, which is streamed
-		// with it. An answer's header map holds 8 keys or fewer this way,
-		// Go's small map: at 9 or more net/http builds a hashed table for
-		// it and again for the copy WriteHeader takes, ~6 µs of a warm
-		// read's ~43 under load (docs/BENCHMARKS.md, "Load").
+		// a body too large to be held, which is streamed, keeps it. A
+		// HEAD answers as its GET (headAsGet). The answer's header map
+		// holds 8 keys this way, Go's small map: at 9 or more net/http
+		// builds a hashed table for it and again for the copy
+		// WriteHeader takes, ~6 µs of a warm read's ~43 under load
+		// (docs/BENCHMARKS.md, "Load"). An answer with a version header
+		// has 9 already.
+		if versionHeader != "" {
+			h["Accept-Ranges"] = acceptRanges
+		}
 		vals[4] = strconv.Itoa(len(b.Bytes()))
 		h["Content-Length"] = vals[4:5:5]
 		w := c.Response()
@@ -96,8 +103,9 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 // appends to or edits a header value in place (Add would copy a full
 // slice).
 var (
-	nosniff    = []string{"nosniff"}
-	sandboxCSP = []string{"default-src 'none'; sandbox"}
+	nosniff      = []string{"nosniff"}
+	sandboxCSP   = []string{"default-src 'none'; sandbox"}
+	acceptRanges = []string{"bytes"}
 )
 
 // plainRead reports whether http.ServeContent would answer r with the

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -33,11 +34,12 @@ type streamed struct{ store.BlobStream }
 
 // TestServeFileWholeAsServeContent: a body in memory, written at once,
 // gets what http.ServeContent answers the same request with — status,
-// every header but Accept-Ranges, and the bytes — for plain GETs and
-// HEADs, and the requests ServeContent answers otherwise (Range,
-// validators) still go to it. Accept-Ranges only advertises what the
-// Range case shows is answered; left out, an answer's header map stays
-// Go's small map (serveFile).
+// every header and the bytes — for plain GETs and HEADs, and the requests
+// ServeContent answers otherwise (Range, validators) still go to it. One
+// difference: a read answered at once with no version header (an exact
+// version's URL) does not advertise Accept-Ranges, which the Range case
+// shows is answered; left out, its header map stays Go's small map
+// (serveFile).
 func TestServeFileWholeAsServeContent(t *testing.T) {
 	body := []byte(strings.Repeat("export const a = 1; // <x> & y\n", 90))
 	f := store.File{Path: "dist/index.js", Hash: store.HashOf(body), Size: int64(len(body))}
@@ -45,7 +47,7 @@ func TestServeFileWholeAsServeContent(t *testing.T) {
 	if want := `"sha256-` + hex.EncodeToString(f.Hash[:]) + `"`; tag != want {
 		t.Fatalf("etag %s, want %s", tag, want)
 	}
-	serve := func(method string, header http.Header, b store.BlobStream, stall bool) *httptest.ResponseRecorder {
+	serve := func(method string, header http.Header, b store.BlobStream, versionHeader string, stall bool) *httptest.ResponseRecorder {
 		t.Helper()
 		req := httptest.NewRequest(method, "/v1/npm/p@1.0.0/dist/index.js", nil)
 		for k, v := range header {
@@ -57,7 +59,7 @@ func TestServeFileWholeAsServeContent(t *testing.T) {
 		if stall {
 			d = time.Second
 		}
-		if err := serveFile(c, "X-Pkgscope-Version", "1.0.0", f, b, true, d); err != nil {
+		if err := serveFile(c, versionHeader, "1.0.0", f, b, true, d); err != nil {
 			t.Fatal(err)
 		}
 		return rec
@@ -78,21 +80,27 @@ func TestServeFileWholeAsServeContent(t *testing.T) {
 		{"If-Modified-Since", http.MethodGet, http.Header{"If-Modified-Since": {"Mon, 02 Jan 2006 15:04:05 GMT"}}, true},
 		{"If-Range alone", http.MethodGet, http.Header{"If-Range": {`"other"`}}, true},
 	} {
-		for _, stall := range []bool{false, true} {
-			m := serve(c.method, c.header, &inMemory{bytes.NewReader(body), body}, stall)
-			s := serve(c.method, c.header, streamed{&inMemory{bytes.NewReader(body), body}}, stall)
-			if m.Code != s.Code || !bytes.Equal(m.Body.Bytes(), s.Body.Bytes()) {
-				t.Errorf("%s (stall %v): in memory %d, %d bytes; streamed %d, %d bytes", c.name, stall, m.Code, m.Body.Len(), s.Code, s.Body.Len())
-			}
-			want := s.Header().Clone()
-			if c.atOnce {
-				if s.Header().Get("Accept-Ranges") != "bytes" || m.Header().Get("Accept-Ranges") != "" {
-					t.Errorf("%s (stall %v): Accept-Ranges in memory %q, streamed %q; want none, bytes", c.name, stall, m.Header().Get("Accept-Ranges"), s.Header().Get("Accept-Ranges"))
+		for _, vh := range []string{"X-Pkgscope-Version", ""} {
+			for _, stall := range []bool{false, true} {
+				name := fmt.Sprintf("%s (version header %q, stall %v)", c.name, vh, stall)
+				m := serve(c.method, c.header, &inMemory{bytes.NewReader(body), body}, vh, stall)
+				s := serve(c.method, c.header, streamed{&inMemory{bytes.NewReader(body), body}}, vh, stall)
+				if m.Code != s.Code || !bytes.Equal(m.Body.Bytes(), s.Body.Bytes()) {
+					t.Errorf("%s: in memory %d, %d bytes; streamed %d, %d bytes", name, m.Code, m.Body.Len(), s.Code, s.Body.Len())
 				}
-				delete(want, "Accept-Ranges")
-			}
-			if !headersEqual(m.Header(), want) {
-				t.Errorf("%s (stall %v): headers\nin memory %v\nstreamed  %v", c.name, stall, m.Header(), s.Header())
+				want := s.Header().Clone()
+				if c.atOnce && vh == "" {
+					if s.Header().Get("Accept-Ranges") != "bytes" || m.Header().Get("Accept-Ranges") != "" {
+						t.Errorf("%s: Accept-Ranges in memory %q, streamed %q; want none, bytes", name, m.Header().Get("Accept-Ranges"), s.Header().Get("Accept-Ranges"))
+					}
+					delete(want, "Accept-Ranges")
+				}
+				if !headersEqual(m.Header(), want) {
+					t.Errorf("%s: headers\nin memory %v\nstreamed  %v", name, m.Header(), s.Header())
+				}
+				if _, ok := m.Header()["X-Pkgscope-Version"]; ok != (vh != "") {
+					t.Errorf("%s: X-Pkgscope-Version sent %v", name, ok)
+				}
 			}
 		}
 	}

@@ -47,10 +47,10 @@ func (s *Server) npm(c echo.Context) error {
 	}
 	spec, _ := npmspec.ParseSpec(t.Version)
 	exact := spec.Kind == npmspec.Version
-	// The version a range or dist-tag resolved to; an exact version's URL
-	// names it already.
+	// The version a range or dist-tag resolved to; a URL that spells the
+	// exact version names it already.
 	versionHeader := "X-Pkgscope-Version"
-	if exact {
+	if exact && t.Version == o.Version {
 		versionHeader = ""
 	}
 	return serveFile(c, versionHeader, o.Version, f, body, exact, s.stall)

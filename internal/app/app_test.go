@@ -202,10 +202,15 @@ func TestScopedPackageWithOwnTopFolder(t *testing.T) {
 		if v := resp.Header.Get("X-Pkgscope-Version"); v != "19.1.0" {
 			t.Errorf("X-Pkgscope-Version = %q", v)
 		}
-		// An exact version's URL names the version: no header repeats it.
+		// An exact version's URL names the version: no header repeats it,
+		// unless the URL spells it otherwise.
 		resp, body = m.get("/v1/npm/@types/react@19.1.0/index.d.ts")
 		if _, ok := resp.Header["X-Pkgscope-Version"]; resp.StatusCode != 200 || ok || string(body) != "export {};\ndeclare const x: 1;\n" {
 			t.Errorf("exact raw GET = %d %q, X-Pkgscope-Version %q", resp.StatusCode, body, resp.Header.Get("X-Pkgscope-Version"))
+		}
+		resp, _ = m.get("/v1/npm/@types/react@v19.1.0/index.d.ts")
+		if v := resp.Header.Get("X-Pkgscope-Version"); resp.StatusCode != 200 || v != "19.1.0" {
+			t.Errorf("raw GET of @v19.1.0 = %d, X-Pkgscope-Version %q", resp.StatusCode, v)
 		}
 		resp, body = m.get("/v1/npm/@types%2freact@19.1.0/-/files")
 		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"index.d.ts"`)) {
