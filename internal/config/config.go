@@ -640,7 +640,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Group("Server and limits")
 	b.Dur(&c.LogFlushInterval, "log-flush-interval", "longest a log line waits before it is written (warnings and errors are written at once; 0: every line at once)")
 	b.Bytes(&c.LogBufferBytes, "log-buffer-bytes", "most log lines held before they are written (log-flush-interval)")
-	b.Boolean(&c.AccessLog, "access-log", "log a line for every request: id, method, path, status, latency (errors are logged either way)")
+	b.Boolean(&c.AccessLog, "access-log", "log a line for every request: id, method, path, status, latency (errors and refusals are logged either way)")
 
 	b.Group("Web-docs: explore_web_docs and MDN")
 	b.Str(&c.WebDocsBCDVersion, "webdocs-bcd-version", "version of @mdn/browser-compat-data explore_web_docs reads")
