@@ -92,8 +92,8 @@ func TestDiffPagesResumeHeldFiles(t *testing.T) {
 			if _, want := page(tight, w.req); string(got) != string(want) {
 				t.Fatalf("walk %d, cursor %q: the page differs with diff-render-bytes 64 KiB", k, w.req.Cursor)
 			}
-			if tight.renders.cost > tight.renders.max {
-				t.Fatalf("diff-render-bytes %d holds %d bytes", tight.renders.max, tight.renders.cost)
+			if c := tight.renders.c.Cost(); c > 64<<10 {
+				t.Fatalf("diff-render-bytes 64 KiB holds %d bytes", c)
 			}
 			if c, _ := parseDiffCursor(w.req.Cursor); res.Continues != nil {
 				w.inLine = w.inLine || (res.Continues.Path == "b.map" && c.inline > 0)
@@ -165,10 +165,7 @@ func TestDiffRendersChargeWhatTheyHold(t *testing.T) {
 	s := New(Options{Store: st, Resolver: exactOnly{}, Filler: noFill{}, Limits: lim})
 	base := Request{Action: "diff", PackageName: "prefixed", From: "1.0.0", To: "2.0.0"}
 	held := func() (n, prefixes int) {
-		s.renders.mu.Lock()
-		defer s.renders.mu.Unlock()
-		for e := s.renders.order.Front(); e != nil; e = e.Next() {
-			k := e.Value.(*heldEntry[renderKey, *heldRender]).key
+		for _, k := range s.renders.c.Keys() {
 			n, prefixes = n+1, prefixes+len(k.opts.SrcPrefix)+len(k.opts.DstPrefix)
 		}
 		return n, prefixes
@@ -189,8 +186,8 @@ func TestDiffRendersChargeWhatTheyHold(t *testing.T) {
 		}
 	}
 	n, prefixes := held()
-	if s.renders.cost > s.renders.max || prefixes > s.renders.cost {
-		t.Errorf("%d files held with %d bytes of prefixes in their keys, charged %d of diff-render-bytes %d", n, prefixes, s.renders.cost, s.renders.max)
+	if c := int(s.renders.c.Cost()); c > lim.DiffRenderBytes || prefixes > c {
+		t.Errorf("%d files held with %d bytes of prefixes in their keys, charged %d of diff-render-bytes %d", n, prefixes, c, lim.DiffRenderBytes)
 	}
 	// The name-only and no-prefix pages share one key each.
 	if n > 2+2 { // and what fits of the diffs with a 100 KiB prefix

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,13 +14,11 @@ func TestHeldPutKeepsItsBound(t *testing.T) {
 	h := newHeld[string, int](100)
 	check := func(step string, want ...string) {
 		t.Helper()
-		if h.cost > h.max {
-			t.Errorf("%s: holds %d, over %d", step, h.cost, h.max)
+		if h.c.Cost() > 100 {
+			t.Errorf("%s: holds %d, over 100", step, h.c.Cost())
 		}
-		var got []string
-		for e := h.order.Front(); e != nil; e = e.Next() {
-			got = append(got, e.Value.(*heldEntry[string, int]).key)
-		}
+		got := h.c.Keys()
+		slices.Reverse(got) // most recently used first
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("%s: holds %q, want %q", step, got, want)
 		}
@@ -35,15 +34,15 @@ func TestHeldPutKeepsItsBound(t *testing.T) {
 	check("b used", "b", "c")
 	h.put("c", 4, 70)
 	check("c replaced, dearer", "c")
-	if v, _ := h.lookup("c"); v != 4 || h.cost != 70 {
-		t.Errorf("c = %d costing %d, want 4 costing 70", v, h.cost)
+	if v, _ := h.lookup("c"); v != 4 || h.c.Cost() != 70 {
+		t.Errorf("c = %d costing %d, want 4 costing 70", v, h.c.Cost())
 	}
 	h.put("d", 5, 101)
 	check("d over max", "c")
 	h.put("c", 6, 101)
 	check("c replaced by one over max")
-	if _, ok := h.lookup("c"); ok || h.cost != 0 {
-		t.Errorf("c still held, %d bytes", h.cost)
+	if _, ok := h.lookup("c"); ok || h.c.Cost() != 0 {
+		t.Errorf("c still held, %d bytes", h.c.Cost())
 	}
 	if v := h.get("e", 10, func() int { return 7 }); v != 7 {
 		t.Errorf("get made %d", v)

@@ -45,8 +45,8 @@ func TestScopesAreMadeOncePerListing(t *testing.T) {
 	}
 	c.scopeOf(v2, nil, nil, all, false)
 	c.scopeOf(v3, nil, nil, all, false) // v1's entries are the least recently used
-	if c.scopes.cost > c.scopes.max {
-		t.Errorf("holds %d files, over the bound of %d", c.scopes.cost, c.scopes.max)
+	if n := c.scopes.c.Cost(); n > 8 {
+		t.Errorf("holds %d files, over the bound of 8", n)
 	}
 	if c.scopeOf(v1, nil, nil, all, false) == sc {
 		t.Error("a scope past the bound was kept")

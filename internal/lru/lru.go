@@ -105,6 +105,14 @@ func (c *Cache[K, V]) Remove(k K) {
 	c.order.Remove(k)
 }
 
+// Keys returns the keys held, the least recently used first (expired
+// ones not yet seen included).
+func (c *Cache[K, V]) Keys() []K {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Keys()
+}
+
 // Len is the number of entries held (expired ones not yet seen included).
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()
