@@ -40,9 +40,9 @@ type Options struct {
 	// too: the metrics (nil: none).
 	Observe echo.MiddlewareFunc
 	// Middleware runs, in order, after request ids, logging, Observe and
-	// the body limit, before every route (auth, then rate limits). A middleware
-	// refusing a request returns an error for handleError, e.g. an
-	// *echo.HTTPError with 429 after setting Retry-After.
+	// the body limit, before every route (auth, then rate limits). A
+	// middleware refusing a request returns an error for handleError,
+	// e.g. an *echo.HTTPError with 429 after setting Retry-After.
 	Middleware []echo.MiddlewareFunc
 	// WebDocs serves POST /v1/webdocs and the explore_web_docs MCP tool
 	// (webdocs.go); nil leaves both out.
@@ -227,8 +227,9 @@ type errorBody struct {
 }
 
 // StatusClientClosedRequest is the status recorded (in /metrics, and in
-// the access line with --access-log) for a request whose client went away before its answer:
-// nginx's 499, not a standard HTTP status, and never sent.
+// the access line with --access-log) for a request whose client went
+// away before its answer: nginx's 499, not a standard HTTP status, and
+// never sent.
 const StatusClientClosedRequest = 499
 
 // handleError maps every error to a status and the JSON shape, and logs
@@ -289,16 +290,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 			status, body.Error.Code = http.StatusRequestTimeout, httpCode(http.StatusRequestTimeout)
 		}
 	}
-	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
-		if !s.accessLog {
-			// Without the access line (--access-log) a refusal is still
-			// seen, with its id: a guessed token, a probed package or
-			// host, a caller throttled. Info: nothing failed here.
-			r := c.Request()
-			s.log.Info("request refused", "id", c.Response().Header().Get(echo.HeaderXRequestID),
-				"method", r.Method, "path", r.URL.Path, "status", status)
-		}
+	if refused := status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusTooManyRequests; refused && !s.accessLog {
+		// Without the access line (--access-log) a refusal is still seen,
+		// with its id: a guessed token, a probed package or host, a
+		// caller throttled. Info: nothing failed here.
+		r := c.Request()
+		s.log.Info("request refused", "id", c.Response().Header().Get(echo.HeaderXRequestID),
+			"method", r.Method, "path", r.URL.Path, "status", status)
 	}
 	if status >= 500 {
 		id := c.Response().Header().Get(echo.HeaderXRequestID)
