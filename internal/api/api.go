@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/pkgscope/pkgscope/internal/explore"
+	"github.com/pkgscope/pkgscope/internal/lru"
 	"github.com/pkgscope/pkgscope/internal/mcp"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/upstream"
@@ -53,6 +54,10 @@ type Options struct {
 	// StallTimeout bounds each write of a raw file to a client
 	// (--stalled-client-timeout); 0 leaves only the server's write-timeout.
 	StallTimeout time.Duration
+	// RawAnswerBytes bounds the raw reads of exact versions' files held
+	// ready to write (Server.held, --raw-answer-bytes): their bodies,
+	// header values and URLs, summed; 0 holds none.
+	RawAnswerBytes int64
 	// DiffPageBytes is the REST diff's page when the request gives no
 	// maxBytes: max-answer-bytes, the largest page, since a program, not a
 	// model, reads it. 0 is the explore service's default answer size.
@@ -86,6 +91,12 @@ type Server struct {
 	accessLog bool
 	// diffPage is Options.DiffPageBytes.
 	diffPage int
+	// held answers a plain read of an exact version's file from the
+	// answer written to the same URL before, without splitting the URL,
+	// opening the version, finding the file and its body or formatting
+	// its headers again: a third of a warm raw read's own work (issue
+	// 27). Nil when Options.RawAnswerBytes is 0.
+	held *lru.Cache[string, heldRead]
 }
 
 // New returns the Echo instance serving every route. Middleware goes in
@@ -97,6 +108,11 @@ func New(svc *explore.Service, ready store.VersionReader, opt Options) *echo.Ech
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{svc: svc, ex: explore.WithProjects(svc, opt.Projects), ready: ready, log: log, stall: opt.StallTimeout, accessLog: opt.AccessLog, diffPage: opt.DiffPageBytes}
+	if opt.RawAnswerBytes > 0 {
+		// A sixteenth of the budget at most for one file: a large one
+		// cannot flush the rest.
+		s.held = lru.New[string, heldRead](opt.RawAnswerBytes, lru.Options{MaxEntryCost: opt.RawAnswerBytes / 16})
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

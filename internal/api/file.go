@@ -16,18 +16,29 @@ import (
 // for an exact version; five minutes for a range or tag, which move. An
 // answer to an authenticated request is "private": a shared cache in
 // front of the mirror must not hand it to callers without a token.
-func cacheControl(c echo.Context, immutable bool) string {
+func cacheControl(c echo.Context, immutable bool) string { return cacheControlValue(c, immutable)[0] }
+
+// cacheControlValue is cacheControl as a header value, shared by every
+// answer like the constant headers below.
+func cacheControlValue(c echo.Context, immutable bool) []string {
 	_, private := auth.FromContext(c)
 	switch {
 	case private && immutable:
-		return "private, max-age=31536000, immutable"
+		return privateImmutable
 	case private:
-		return "private, max-age=300"
+		return privateShort
 	case immutable:
-		return "public, max-age=31536000, immutable"
+		return publicImmutable
 	}
-	return "public, max-age=300"
+	return publicShort
 }
+
+var (
+	privateImmutable = []string{"private, max-age=31536000, immutable"}
+	privateShort     = []string{"private, max-age=300"}
+	publicImmutable  = []string{"public, max-age=31536000, immutable"}
+	publicShort      = []string{"public, max-age=300"}
+)
 
 // serveFile writes a package file with the headers both raw-file routes
 // (/v1/npm and jsDelivr's /npm) use, from a stream it closes, answering
@@ -37,58 +48,28 @@ func cacheControl(c echo.Context, immutable bool) string {
 // (--stalled-client-timeout): a client that stops reading gives its
 // stream, and its share of max-body-bytes-in-flight, back then, not at
 // write-timeout.
-func serveFile(c echo.Context, versionHeader, version string, f store.File, body store.BlobStream, exact bool, stall time.Duration) error {
+//
+// A body already in memory (one the cache holds) asked for whole is
+// answered by a heldFile, which serveFile returns so that the caller may
+// keep it for the next request (Server.held); otherwise it returns nil.
+func serveFile(c echo.Context, versionHeader, version string, f store.File, body store.BlobStream, exact bool, stall time.Duration) *heldFile {
 	defer body.Close()
+	if b, ok := body.(interface{ Bytes() []byte }); ok && plainRead(c.Request()) {
+		a := newHeldFile(f, b.Bytes())
+		a.write(c, versionHeader, version, exact, stall)
+		return a
+	}
 	// Keys in their canonical form, assigned rather than Set: a warm read
 	// is a few microseconds of work, and canonicalizing seven keys was a
-	// measurable part of it (issue 27). The per-file values share one
-	// backing array, each a full slice.
+	// measurable part of it (issue 27).
 	h := c.Response().Header()
-	vals := []string{version, etag(f.Hash), cacheControl(c, exact), contentType(f.Path, f.Binary), ""}
 	if versionHeader != "" {
-		h[versionHeader] = vals[0:1:1]
+		h[versionHeader] = []string{version}
 	}
-	h["Etag"] = vals[1:2:2]
-	h["X-Content-Type-Options"] = nosniff
-	// Package files are untrusted: never let an HTML or SVG file run
-	// script in the mirror's origin.
+	h["Etag"] = []string{etag(f.Hash)}
 	h["Content-Security-Policy"] = sandboxCSP
-	h["Cache-Control"] = vals[2:3:3]
-	h["Content-Type"] = vals[3:4:4]
-	if b, ok := body.(interface{ Bytes() []byte }); ok && plainRead(c.Request()) {
-		// A body already in memory (one the cache holds) asked for
-		// whole: what ServeContent answers, written at once, without
-		// its copy through a fresh buffer. One write, so one deadline,
-		// set here without stallWriter's two allocations.
-		//
-		//
-		// A read of an exact version's file (no version header) leaves
-		// out ServeContent's Accept-Ranges: a Range request is still
-		// answered 206 (plainRead), the header only advertises it, and
-		// a body too large to be held, which is streamed, keeps it. A
-		// HEAD answers as its GET (headAsGet). The answer's header map
-		// holds 8 keys this way, Go's small map: at 9 or more net/http
-		// builds a hashed table for it and again for the copy
-		// WriteHeader takes, ~6 µs of a warm read's ~43 under load
-		// (docs/BENCHMARKS.md, "Load"). An answer with a version header
-		// has 9 already.
-		if versionHeader != "" {
-			h["Accept-Ranges"] = acceptRanges
-		}
-		vals[4] = strconv.Itoa(len(b.Bytes()))
-		h["Content-Length"] = vals[4:5:5]
-		w := c.Response()
-		w.WriteHeader(http.StatusOK)
-		if c.Request().Method != http.MethodHead {
-			if stall > 0 {
-				// An error means the server cannot set deadlines (a
-				// test recorder): write-timeout still applies.
-				_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Now().Add(stall))
-			}
-			_, _ = w.Write(b.Bytes())
-		}
-		return nil
-	}
+	h["Cache-Control"] = cacheControlValue(c, exact)
+	h["Content-Type"] = []string{contentType(f.Path, f.Binary)}
 	w := http.ResponseWriter(c.Response())
 	if stall > 0 {
 		w = &stallWriter{ResponseWriter: w, rc: http.NewResponseController(c.Response().Writer), stall: stall}
@@ -97,6 +78,68 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 	// Range with 206; no modification time is known.
 	http.ServeContent(w, c.Request(), "", time.Time{}, body)
 	return nil
+}
+
+// heldFile is a raw file's whole answer made ready to write: a body held
+// in memory and the header values that follow from the file alone, each
+// its own full slice, shared by every answer written from it (nothing
+// appends to or edits a header value in place). Kept by Server.held, it
+// answers the next plain read of the same exact-version URL without the
+// look-ups that found it (issue 27).
+type heldFile struct {
+	body                             []byte
+	etag, contentType, contentLength []string
+}
+
+func newHeldFile(f store.File, body []byte) *heldFile {
+	v := []string{etag(f.Hash), contentType(f.Path, f.Binary), strconv.Itoa(len(body))}
+	return &heldFile{body: body, etag: v[0:1:1], contentType: v[1:2:2], contentLength: v[2:3:3]}
+}
+
+// cost is what a held answer counts against raw-answer-bytes: its body
+// and header values, and the key (the URL path) it is held under.
+func (a *heldFile) cost(key string) int64 {
+	return int64(len(a.body) + len(a.etag[0]) + len(a.contentType[0]) + len(a.contentLength[0]) + len(key) + 200)
+}
+
+// write answers with status 200 and the whole body (none for HEAD), what
+// http.ServeContent answers a plain read with, written at once without
+// its copy through a fresh buffer. One write, so one deadline, set here
+// without stallWriter's two allocations. The caller checked plainRead.
+//
+// A read of an exact version's file (no version header) leaves out
+// ServeContent's Accept-Ranges: a Range request is still answered 206
+// (plainRead), the header only advertises it, and a body too large to be
+// held, which is streamed, keeps it. A HEAD answers as its GET
+// (headAsGet). The answer's header map holds 8 keys this way, Go's small
+// map: at 9 or more net/http builds a hashed table for it and again for
+// the copy WriteHeader takes, ~6 µs of a warm read's ~43 under load
+// (docs/BENCHMARKS.md, "Load"). An answer with a version header has 9
+// already.
+func (a *heldFile) write(c echo.Context, versionHeader, version string, exact bool, stall time.Duration) {
+	h := c.Response().Header()
+	if versionHeader != "" {
+		h[versionHeader] = []string{version}
+		h["Accept-Ranges"] = acceptRanges
+	}
+	h["Etag"] = a.etag
+	// Package files are untrusted: never let an HTML or SVG file run
+	// script in the mirror's origin. (SecurityHeaders sets nosniff.)
+	h["Content-Security-Policy"] = sandboxCSP
+	h["Cache-Control"] = cacheControlValue(c, exact)
+	h["Content-Type"] = a.contentType
+	h["Content-Length"] = a.contentLength
+	w := c.Response()
+	w.WriteHeader(http.StatusOK)
+	if c.Request().Method == http.MethodHead {
+		return
+	}
+	if stall > 0 {
+		// An error means the server cannot set deadlines (a test
+		// recorder): write-timeout still applies.
+		_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Now().Add(stall))
+	}
+	_, _ = w.Write(a.body)
 }
 
 // Header values every raw file carries, shared by all answers: nothing

@@ -230,5 +230,6 @@ func (j *jsdAPI) cdn(c echo.Context) error {
 		return err
 	}
 	sp, _ := npmspec.ParseSpec(spec)
-	return serveFile(c, "X-Jsd-Version", o.Version, f, body, sp.Kind == npmspec.Version, j.stall)
+	serveFile(c, "X-Jsd-Version", o.Version, f, body, sp.Kind == npmspec.Version, j.stall)
+	return nil
 }

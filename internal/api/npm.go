@@ -21,12 +21,22 @@ import (
 // {name} may be scoped: /v1/npm/@types/react@19/index.d.ts (or with the
 // scope's slash escaped as %2f).
 func (s *Server) npm(c echo.Context) error {
-	rest := strings.TrimPrefix(c.Request().URL.Path, "/v1/npm/")
-	t, file, err := splitNPMPath(rest)
+	req := c.Request()
+	ctx := req.Context()
+	if s.held != nil && plainRead(req) {
+		if h, ok := s.held.Get(req.URL.Path); ok {
+			// What the chain would check before it found the file again.
+			if err := s.svc.Allow(ctx, h.name); err != nil {
+				return err
+			}
+			h.file.write(c, "", "", true, s.stall)
+			return nil
+		}
+	}
+	t, file, err := splitNPMPath(strings.TrimPrefix(req.URL.Path, "/v1/npm/"))
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	if file == "-/diff" {
 		return s.diff(c, t)
 	}
@@ -53,7 +63,22 @@ func (s *Server) npm(c echo.Context) error {
 	if exact && t.Version == o.Version {
 		versionHeader = ""
 	}
-	return serveFile(c, versionHeader, o.Version, f, body, exact, s.stall)
+	a := serveFile(c, versionHeader, o.Version, f, body, exact, s.stall)
+	if a != nil && s.held != nil && versionHeader == "" && o.Source == "" {
+		// An exact version's file the store answered: the same URL
+		// always gets the same bytes and headers, the caller's access
+		// and Cache-Control's "private" aside, which are the request's.
+		s.held.Add(req.URL.Path, heldRead{name: o.Name, file: a}, a.cost(req.URL.Path))
+	}
+	return nil
+}
+
+// heldRead is a raw read of an exact version's file held by Server.held
+// under its URL path: the answer ready to write and the package it is of,
+// which the caller must be allowed to read.
+type heldRead struct {
+	name string
+	file *heldFile
 }
 
 // splitNPMPath splits "name@spec/path" (name possibly "@scope/name") with

@@ -224,9 +224,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, getenv func(s
 	e := api.New(svc, st, api.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes, OwnBodyLimit: []string{"/v1/warm", "/v1/projects"},
 		Logger: log, AccessLog: cfg.AccessLog, Observe: m.Middleware(), Middleware: mw, WebDocs: a.WebDocs, StallTimeout: cfg.StalledClientTimeout, Projects: projects,
-		ReadTimeout:   cfg.ReadTimeout,
-		DiffPageBytes: cfg.MaxAnswerBytes,
-		MCP:           api.MCPOptions{Projects: a.Projects, Structured: cfg.MCPStructured},
+		ReadTimeout:    cfg.ReadTimeout,
+		DiffPageBytes:  cfg.MaxAnswerBytes,
+		RawAnswerBytes: cfg.RawAnswerBytes,
+		MCP:            api.MCPOptions{Projects: a.Projects, Structured: cfg.MCPStructured},
 	})
 	// Lockfile bodies are received within one byte budget, then parsed
 	// within the parse slots: a slow body holds no slot.

@@ -341,6 +341,11 @@ type Config struct {
 	// bodies over CacheMaxBodyBytes and file lists over CacheMaxListBytes
 	// are cached in neither layer.
 	CacheLocalBytes, CacheMaxBodyBytes, CacheMaxListBytes int64
+	// RawAnswerBytes bounds the raw reads of exact versions' files kept
+	// ready to answer again (api.Options.RawAnswerBytes): bodies the
+	// in-process cache may hold too, with their header values; 0 keeps
+	// none.
+	RawAnswerBytes int64
 	// CacheResolveTTL is how long a range or dist-tag resolution is
 	// reused (0: not cached); a moved dist-tag is seen after at most this
 	// plus packument-ttl. CacheRedisTTL is how long immutable entries
@@ -624,6 +629,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Bytes(&c.CacheLocalBytes, "cache-local-bytes", "budget of the in-process cache (0 disables it)")
 	b.Bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "largest file body cached")
 	b.Bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "largest file list cached")
+	b.Bytes(&c.RawAnswerBytes, "raw-answer-bytes", "memory for raw reads of exact versions' files (GET /v1/npm/{name}@{version}/{path}) kept ready to answer again, bodies and headers, besides the in-process cache (0: none)")
 	b.Dur(&c.CacheResolveTTL, "cache-resolve-ttl", "how long a range or dist-tag resolution is reused (0: not cached)")
 	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "how long immutable entries live in Redis")
 	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "requests per minute per caller (0: no limit; needs redis-url)")
@@ -782,6 +788,7 @@ func (c Config) Validate() error {
 	notNegative("grep-line-matches-counted", int64(c.GrepLineMatchesCounted))
 	notNegative("project-ready-versions", int64(c.ProjectReadyVersions))
 	notNegative("cache-local-bytes", c.CacheLocalBytes)
+	notNegative("raw-answer-bytes", c.RawAnswerBytes)
 	notNegative("cache-max-body-bytes", c.CacheMaxBodyBytes)
 	notNegative("cache-max-list-bytes", c.CacheMaxListBytes)
 	notNegative("cache-resolve-ttl", int64(c.CacheResolveTTL))

@@ -194,8 +194,12 @@ func Default() Config {
 		CacheLocalBytes:   co.LocalBytes,
 		CacheMaxBodyBytes: co.MaxBodyBytes,
 		CacheMaxListBytes: co.MaxListBytes,
-		CacheResolveTTL:   co.ResolveTTL,
-		CacheRedisTTL:     co.RedisTTL,
+		// 32 MiB: ~12,000 answers of the 2.6 KiB file bench/load reads;
+		// a raw read answered from them takes ~15% less CPU
+		// (docs/BENCHMARKS.md, "Load").
+		RawAnswerBytes:  32 << 20,
+		CacheResolveTTL: co.ResolveTTL,
+		CacheRedisTTL:   co.RedisTTL,
 
 		WebDocsBCDVersion:       wv.BCD,
 		WebDocsInventoryVersion: wv.Inventory,

@@ -155,6 +155,7 @@ type Service struct {
 	renders  *diffRenders
 	counts   *semaphore.Weighted // the counts running beside their pages (nil: none)
 	trees    *trees
+	access   Access // Options.Access (nil: every caller reads every package)
 }
 
 // New composes the read chain from opt (the order is the package
@@ -177,7 +178,7 @@ func New(opt Options) *Service {
 	if n := opt.Limits.GrepCountsBeside; n > 0 {
 		counts = semaphore.NewWeighted(int64(n))
 	}
-	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, renders: renders, counts: counts, trees: trees}
+	s := &Service{pkgs: full, searcher: opt.Searcher, suggest: opt.Suggester, lim: opt.Limits, browse: opt.BrowseURL, filler: opt.Filler, scopes: sc, pairs: pairs, renders: renders, counts: counts, trees: trees, access: opt.Access}
 	s.stored = s
 	if opt.Fallback != nil {
 		// The same service over the chain without the fallback, sharing
@@ -246,6 +247,17 @@ func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
 		return c.Versions.Open(ctx, t.PackageName, spec)
 	}
 	return s.pkgs.Open(ctx, t.PackageName, spec)
+}
+
+// Allow is the chain's access check alone (Options.Access): whether the
+// caller of ctx may read package name, a *ForbiddenError when not. A route
+// that answers from what it kept of an earlier read (the raw route's held
+// answers) asks it first, as the chain would have.
+func (s *Service) Allow(ctx context.Context, name string) error {
+	if s.access == nil {
+		return nil
+	}
+	return s.access(ctx, name)
 }
 
 // Versions is s's read chain (the package comment's order), for routes
