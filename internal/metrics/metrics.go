@@ -29,10 +29,12 @@
 package metrics
 
 import (
+	"maps"
 	"net/http"
 	"net/http/pprof"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -69,10 +71,12 @@ type Metrics struct {
 	// WithLabelValues hashes the three labels and formats the status on
 	// every call, a measurable part of a warm read (issue 27). The
 	// labels are bounded (see the package comment), and so is the map.
-	// A plain map under a read lock: a sync.Map boxes its key on every
-	// Load.
-	observersMu      sync.RWMutex
-	observers        map[requestLabels]prometheus.Observer
+	// A map no one writes, replaced whole (under observersMu) when a new
+	// series appears: reading it takes no lock, whose count both cores
+	// of a loaded mirror wrote on every request; a sync.Map boxes its
+	// key on every Load.
+	observersMu      sync.Mutex
+	observers        atomic.Pointer[map[requestLabels]prometheus.Observer]
 	upstream         *prometheus.CounterVec
 	upstreamDuration *prometheus.HistogramVec
 	fills            *prometheus.HistogramVec
@@ -83,8 +87,7 @@ type Metrics struct {
 // process collectors and the mirror's own series.
 func New() *Metrics {
 	m := &Metrics{
-		reg:       prometheus.NewRegistry(),
-		observers: map[requestLabels]prometheus.Observer{},
+		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "pkgscope_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by route pattern, explore action and status.",
@@ -166,16 +169,23 @@ type requestLabels struct {
 
 // observer returns the requests histogram's child for l.
 func (m *Metrics) observer(l requestLabels) prometheus.Observer {
-	m.observersMu.RLock()
-	o, ok := m.observers[l]
-	m.observersMu.RUnlock()
-	if ok {
-		return o
+	if held := m.observers.Load(); held != nil {
+		if o, ok := (*held)[l]; ok {
+			return o
+		}
 	}
-	o = m.requests.WithLabelValues(l.route, l.action, strconv.Itoa(l.status))
 	m.observersMu.Lock()
-	m.observers[l] = o
-	m.observersMu.Unlock()
+	defer m.observersMu.Unlock()
+	next := map[requestLabels]prometheus.Observer{}
+	if held := m.observers.Load(); held != nil {
+		if o, ok := (*held)[l]; ok {
+			return o // added while this one waited
+		}
+		next = maps.Clone(*held)
+	}
+	o := m.requests.WithLabelValues(l.route, l.action, strconv.Itoa(l.status))
+	next[l] = o
+	m.observers.Store(&next)
 	return o
 }
 
