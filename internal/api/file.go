@@ -44,7 +44,7 @@ var (
 // (/v1/npm and jsDelivr's /npm) use, from a stream it closes, answering
 // Range requests (http.ServeContent). versionHeader names the header
 // carrying the resolved version; "" sends none (an exact version's URL
-// names it already). Each write must finish within stall
+// names it already). Each write of a stream must finish within stall
 // (--stalled-client-timeout): a client that stops reading gives its
 // stream, and its share of max-body-bytes-in-flight, back then, not at
 // write-timeout.
@@ -56,7 +56,7 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 	defer body.Close()
 	if b, ok := body.(interface{ Bytes() []byte }); ok && plainRead(c.Request()) {
 		a := newHeldFile(f, b.Bytes())
-		a.write(c, versionHeader, version, exact, stall)
+		a.write(c, versionHeader, version, exact)
 		return a
 	}
 	// Keys in their canonical form, assigned rather than Set: a warm read
@@ -104,8 +104,13 @@ func (a *heldFile) cost(key string) int64 {
 
 // write answers with status 200 and the whole body (none for HEAD), what
 // http.ServeContent answers a plain read with, written at once without
-// its copy through a fresh buffer. One write, so one deadline, set here
-// without stallWriter's two allocations. The caller checked plainRead.
+// its copy through a fresh buffer. The caller checked plainRead.
+//
+// The write has write-timeout, as every answer held in memory (JSON, MCP)
+// has, and not --stalled-client-timeout: that one releases a stream, and
+// its share of max-body-bytes-in-flight, from a client that stopped
+// reading, and a held body is neither. Its deadline was two clock reads
+// and a timer change on every warm read (issue 27).
 //
 // A read of an exact version's file (no version header) leaves out
 // ServeContent's Accept-Ranges: a Range request is still answered 206
@@ -116,7 +121,7 @@ func (a *heldFile) cost(key string) int64 {
 // the copy WriteHeader takes, ~6 µs of a warm read's ~43 under load
 // (docs/BENCHMARKS.md, "Load"). An answer with a version header has 9
 // already.
-func (a *heldFile) write(c echo.Context, versionHeader, version string, exact bool, stall time.Duration) {
+func (a *heldFile) write(c echo.Context, versionHeader, version string, exact bool) {
 	h := c.Response().Header()
 	if versionHeader != "" {
 		h[versionHeader] = []string{version}
@@ -131,15 +136,9 @@ func (a *heldFile) write(c echo.Context, versionHeader, version string, exact bo
 	h["Content-Length"] = a.contentLength
 	w := c.Response()
 	w.WriteHeader(http.StatusOK)
-	if c.Request().Method == http.MethodHead {
-		return
+	if c.Request().Method != http.MethodHead {
+		_, _ = w.Write(a.body)
 	}
-	if stall > 0 {
-		// An error means the server cannot set deadlines (a test
-		// recorder): write-timeout still applies.
-		_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Now().Add(stall))
-	}
-	_, _ = w.Write(a.body)
 }
 
 // Header values every raw file carries, shared by all answers: nothing

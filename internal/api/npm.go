@@ -29,7 +29,7 @@ func (s *Server) npm(c echo.Context) error {
 			if err := s.svc.Allow(ctx, h.name); err != nil {
 				return err
 			}
-			h.file.write(c, "", "", true, s.stall)
+			h.file.write(c, "", "", true)
 			return nil
 		}
 	}

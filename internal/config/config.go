@@ -122,8 +122,8 @@ type Config struct {
 	// its buffers (about 100 KiB with 60 KiB of headers).
 	MaxConnections int
 	MaxHeaderBytes int
-	// StalledClientTimeout bounds each write of a raw file to a client:
-	// one that stops reading releases its stream then, not at
+	// StalledClientTimeout bounds each write of a raw file streamed to a
+	// client: one that stops reading releases its stream then, not at
 	// WriteTimeout. MaxBodyBytesInFlight caps the memory of file bodies
 	// being served as streams at once (read and raw GETs of bodies over
 	// CacheMaxBodyBytes); a request past it waits.
@@ -522,7 +522,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Int(&c.MaxConnections, "max-connections", "connections the API listener keeps open at once; more wait to be accepted")
 	b.Int(&c.MaxHeaderBytes, "max-header-bytes", "largest request header block (request line, headers, cookies) in bytes")
 	b.Dur(&c.WriteTimeout, "write-timeout", "time to write a response, including a cold fill")
-	b.Dur(&c.StalledClientTimeout, "stalled-client-timeout", "time one write of a raw file may take before a client that stopped reading is dropped")
+	b.Dur(&c.StalledClientTimeout, "stalled-client-timeout", "time one write of a raw file streamed from the store (over cache-max-body-bytes) may take before a client that stopped reading is dropped; a body held in memory has write-timeout")
 	b.Bytes(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", "memory of file bodies streamed at once (read, raw GETs); more wait")
 	b.Dur(&c.IdleTimeout, "idle-timeout", "keep-alive idle time")
 	b.Dur(&c.ShutdownTimeout, "shutdown-timeout", "grace period for in-flight requests on shutdown")
