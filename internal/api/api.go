@@ -51,8 +51,9 @@ type Options struct {
 	// ReadTimeout is the server's read-timeout, which a request body's
 	// read error names when it passed (BodyErrors).
 	ReadTimeout time.Duration
-	// StallTimeout bounds each write of a raw file to a client
-	// (--stalled-client-timeout); 0 leaves only the server's write-timeout.
+	// StallTimeout bounds each write of a raw file streamed to a client
+	// (--stalled-client-timeout); 0 leaves only the server's write-timeout,
+	// which a body held in memory always has.
 	StallTimeout time.Duration
 	// RawAnswerBytes bounds the raw reads of exact versions' files held
 	// ready to write (Server.held, --raw-answer-bytes): their bodies,
