@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/pkgscope/pkgscope/internal/api"
+	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/explore"
 	"github.com/pkgscope/pkgscope/internal/npmspec"
 	"github.com/pkgscope/pkgscope/internal/store"
@@ -20,20 +21,25 @@ import (
 )
 
 // countingStore is a real embedded store that counts the reads a raw
-// read makes of it: file lists and bodies.
+// read makes of it: file lists, bodies and streams.
 type countingStore struct {
-	store.Reader
+	*sqlite.Store
 	reads atomic.Int64
 }
 
 func (s *countingStore) Files(ctx context.Context, name, version string) ([]store.File, error) {
 	s.reads.Add(1)
-	return s.Reader.Files(ctx, name, version)
+	return s.Store.Files(ctx, name, version)
 }
 
 func (s *countingStore) Blob(ctx context.Context, h store.Hash) ([]byte, error) {
 	s.reads.Add(1)
-	return s.Reader.Blob(ctx, h)
+	return s.Store.Blob(ctx, h)
+}
+
+func (s *countingStore) OpenBlob(ctx context.Context, h store.Hash) (store.BlobStream, error) {
+	s.reads.Add(1)
+	return s.Store.OpenBlob(ctx, h)
 }
 
 // exactResolver resolves every spec to 1.0.0, the one version stored.
@@ -43,14 +49,14 @@ func (exactResolver) Resolve(context.Context, string, npmspec.Spec) (string, err
 	return "1.0.0", nil
 }
 
-type denyKey struct{}
-
 // TestHeldRawReads: a plain read of an exact version's file is answered
 // the second time from the answer held (raw-answer-bytes), without
-// reading the store, with the same status, headers and bytes; the access
-// check still runs for every caller. Range and conditional requests, and
-// URLs that do not spell the exact version, take the whole path, and a
-// budget of 0 holds nothing.
+// reading the store, with the same status, headers and bytes, whichever
+// way the URL escapes a scoped name; each caller's access is checked for
+// the package the answer is of, and Cache-Control says "private" to a
+// caller with a token. Range and conditional requests, URLs that do not
+// spell the version or the file's own path, and bodies streamed from the
+// store take the whole path every time, and a budget of 0 holds nothing.
 func TestHeldRawReads(t *testing.T) {
 	ctx := context.Background()
 	sq, err := sqlite.Open(ctx, t.TempDir(), sqlite.Options{})
@@ -58,89 +64,164 @@ func TestHeldRawReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	body := []byte(strings.Repeat("export const a = 1;\n", 100))
-	h := store.HashOf(body)
-	if err := sq.PutBlobs(ctx, []store.Blob{{Hash: h, Data: body}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := sq.CommitVersion(ctx, store.NewVersion{Name: "pkg", Version: "1.0.0", Integrity: "sha512-x",
-		Files: []store.File{{Path: "index.js", Size: int64(len(body)), Hash: h}}}); err != nil {
-		t.Fatal(err)
-	}
-	// A request carrying X-Deny is from a caller who may not read pkg.
-	deny := func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if c.Request().Header.Get("X-Deny") != "" {
-				c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), denyKey{}, true)))
+	const whole = 2048 // bodies over it are streamed
+	small := []byte(strings.Repeat("export const a = 1;\n", 100))
+	large := []byte(strings.Repeat("export const b = 2;\n", 200))
+	other := []byte("module.exports = 3;\n")
+	for _, v := range []struct {
+		name  string
+		files map[string][]byte
+	}{
+		{"@s/pkg", map[string][]byte{"index.js": small, "large.js": large}},
+		{"lib", map[string][]byte{"index.js": small, "other.js": other}},
+	} {
+		nv := store.NewVersion{Name: v.name, Version: "1.0.0", Integrity: "sha512-x"}
+		for _, p := range slices.Sorted(maps.Keys(v.files)) {
+			h := store.HashOf(v.files[p])
+			if err := sq.PutBlobs(ctx, []store.Blob{{Hash: h, Data: v.files[p]}}); err != nil {
+				t.Fatal(err)
 			}
-			return next(c)
+			nv.Files = append(nv.Files, store.File{Path: p, Size: int64(len(v.files[p])), Hash: h})
+		}
+		if err := sq.CommitVersion(ctx, nv); err != nil {
+			t.Fatal(err)
 		}
 	}
+	// "all" may read every package, "scoped" only @s's: the app's
+	// scopeAccess without private registries.
+	tokens, err := auth.ParseList("tok-all,tok-scoped:@s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := auth.NewSet(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
 	access := func(ctx context.Context, name string) error {
-		if ctx.Value(denyKey{}) != nil {
-			return &explore.ForbiddenError{Name: name, Why: "the test says so"}
+		if id, ok := auth.IdentityFrom(ctx); ok && !id.Allows(name) {
+			return &explore.ForbiddenError{Name: name, Why: "not in its scopes"}
 		}
 		return nil
 	}
-	for _, budget := range []int64{1 << 20, 0} {
-		st := &countingStore{Reader: sq}
-		svc := explore.New(explore.Options{Store: st, Resolver: exactResolver{}, Access: access})
-		e := api.New(svc, nil, api.Options{RawAnswerBytes: budget, Middleware: []echo.MiddlewareFunc{deny}})
-		do := func(method, url string, header ...string) (*httptest.ResponseRecorder, int64) {
-			t.Helper()
-			req := httptest.NewRequest(method, url, nil)
-			for i := 0; i < len(header); i += 2 {
-				req.Header.Set(header[i], header[i+1])
+	for _, c := range []struct {
+		name   string
+		tokens bool
+		budget int64
+	}{
+		{"tokens", true, 1 << 20},
+		{"no tokens", false, 1 << 20},
+		{"budget 0", false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := &countingStore{Store: sq}
+			svc := explore.New(explore.Options{Store: st, Resolver: exactResolver{}, Access: access,
+				Streams: st, WholeBodyBytes: whole, MaxBodyBytesInFlight: 1 << 20})
+			var mw []echo.MiddlewareFunc
+			token, wantCC := "", "public, max-age=31536000, immutable"
+			if c.tokens {
+				mw = append(mw, auth.Middleware(set, auth.Options{}))
+				token, wantCC = "tok-all", "private, max-age=31536000, immutable"
 			}
-			rec := httptest.NewRecorder()
-			before := st.reads.Load()
-			e.ServeHTTP(rec, req)
-			return rec, st.reads.Load() - before
-		}
-		const url = "/v1/npm/pkg@1.0.0/index.js"
-		first, reads := do(http.MethodGet, url)
-		if first.Code != http.StatusOK || first.Body.String() != string(body) || reads == 0 {
-			t.Fatalf("budget %d: first GET: %d, %d bytes, %d store reads", budget, first.Code, first.Body.Len(), reads)
-		}
-		held := budget > 0
-		for _, method := range []string{http.MethodGet, http.MethodHead} {
-			rec, reads := do(method, url)
-			if (reads == 0) != held {
-				t.Errorf("budget %d: %s again read the store %d times", budget, method, reads)
+			e := api.New(svc, nil, api.Options{RawAnswerBytes: c.budget, Middleware: mw})
+			// do answers method url for token with the headers given in
+			// pairs, and counts the store reads it made.
+			do := func(method, url, token string, header ...string) (*httptest.ResponseRecorder, int64) {
+				t.Helper()
+				req := httptest.NewRequest(method, url, nil)
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				for i := 0; i < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				rec := httptest.NewRecorder()
+				before := st.reads.Load()
+				e.ServeHTTP(rec, req)
+				return rec, st.reads.Load() - before
 			}
-			want := string(body)
-			if method == http.MethodHead {
-				want = ""
+			held := c.budget > 0
+			const url = "/v1/npm/@s/pkg@1.0.0/index.js"
+			first, reads := do(http.MethodGet, url, token)
+			if first.Code != http.StatusOK || first.Body.String() != string(small) || reads == 0 {
+				t.Fatalf("first GET: %d, %d bytes, %d store reads", first.Code, first.Body.Len(), reads)
 			}
-			if rec.Code != http.StatusOK || rec.Body.String() != want {
-				t.Errorf("budget %d: %s again: %d, %d bytes", budget, method, rec.Code, rec.Body.Len())
+			if cc := first.Header().Get("Cache-Control"); cc != wantCC {
+				t.Errorf("first GET: Cache-Control %q, want %q", cc, wantCC)
 			}
-			got, orig := rec.Header().Clone(), first.Header().Clone()
-			for _, hdr := range []http.Header{got, orig} {
-				hdr.Del("X-Request-Id") // each request's own
+			// Again, as GET and HEAD, and with the scope's slash escaped:
+			// the same answer, from what is held.
+			for _, again := range []struct{ method, url string }{
+				{http.MethodGet, url}, {http.MethodHead, url}, {http.MethodGet, "/v1/npm/@s%2fpkg@1.0.0/index.js"},
+			} {
+				rec, reads := do(again.method, again.url, token)
+				if (reads == 0) != held {
+					t.Errorf("%s %s again read the store %d times", again.method, again.url, reads)
+				}
+				want := string(small)
+				if again.method == http.MethodHead {
+					want = ""
+				}
+				if rec.Code != http.StatusOK || rec.Body.String() != want {
+					t.Errorf("%s %s again: %d, %d bytes", again.method, again.url, rec.Code, rec.Body.Len())
+				}
+				got, orig := rec.Header().Clone(), first.Header().Clone()
+				for _, h := range []http.Header{got, orig} {
+					h.Del("X-Request-Id") // each request's own
+				}
+				if !maps.EqualFunc(got, orig, slices.Equal[[]string]) {
+					t.Errorf("%s %s again: headers\n%v\nfirst GET's\n%v", again.method, again.url, got, orig)
+				}
 			}
-			if !maps.EqualFunc(got, orig, slices.Equal[[]string]) {
-				t.Errorf("budget %d: %s again: headers\n%v\nfirst GET's\n%v", budget, method, got, orig)
+			if c.tokens {
+				// Each caller's access is checked, for the package the
+				// held answer is of: the scoped token reads @s/pkg's held
+				// answer and is refused lib's.
+				for range 2 {
+					if rec, _ := do(http.MethodGet, "/v1/npm/lib@1.0.0/index.js", "tok-all"); rec.Code != http.StatusOK {
+						t.Fatalf("GET lib@1.0.0 with tok-all: %d %s", rec.Code, rec.Body)
+					}
+				}
+				if rec, _ := do(http.MethodGet, "/v1/npm/lib@1.0.0/index.js", "tok-scoped"); rec.Code != http.StatusForbidden || strings.Contains(rec.Body.String(), "export") {
+					t.Errorf("GET lib@1.0.0 with a token scoped to @s: %d %s, want 403", rec.Code, rec.Body)
+				}
+				if rec, reads := do(http.MethodGet, url, "tok-scoped"); rec.Code != http.StatusOK || rec.Body.String() != string(small) || reads != 0 {
+					t.Errorf("GET %s with a token scoped to @s: %d, %d bytes, %d store reads; want the held answer", url, rec.Code, rec.Body.Len(), reads)
+				}
 			}
-		}
-		// The caller's access is checked before the held answer is sent.
-		if rec, _ := do(http.MethodGet, url, "X-Deny", "1"); rec.Code != http.StatusForbidden || strings.Contains(rec.Body.String(), "export") {
-			t.Errorf("budget %d: a caller who may not read pkg: %d %s, want 403", budget, rec.Code, rec.Body)
-		}
-		// Range and validators are ServeContent's, from the store.
-		if rec, reads := do(http.MethodGet, url, "Range", "bytes=7-11"); rec.Code != http.StatusPartialContent || rec.Body.String() != string(body[7:12]) || reads == 0 {
-			t.Errorf("budget %d: Range: %d %q, %d store reads; want 206 %q from the store", budget, rec.Code, rec.Body, reads, body[7:12])
-		}
-		if rec, _ := do(http.MethodGet, url, "If-None-Match", first.Header().Get("Etag")); rec.Code != http.StatusNotModified {
-			t.Errorf("budget %d: If-None-Match with the ETag: %d, want 304", budget, rec.Code)
-		}
-		// A URL that does not spell the version the answer is of says
-		// which it is, every time, and is never held.
-		for range 2 {
-			rec, reads := do(http.MethodGet, "/v1/npm/pkg@v1.0.0/index.js")
-			if rec.Code != http.StatusOK || rec.Header().Get("X-Pkgscope-Version") != "1.0.0" || reads == 0 {
-				t.Errorf("budget %d: GET pkg@v1.0.0: %d, version %q, %d store reads", budget, rec.Code, rec.Header().Get("X-Pkgscope-Version"), reads)
+			// A HEAD's answer, held, answers the GET after it.
+			if rec, reads := do(http.MethodHead, "/v1/npm/lib@1.0.0/other.js", token); rec.Code != http.StatusOK || reads == 0 {
+				t.Errorf("first HEAD of other.js: %d, %d store reads", rec.Code, reads)
 			}
-		}
+			if rec, reads := do(http.MethodGet, "/v1/npm/lib@1.0.0/other.js", token); rec.Code != http.StatusOK || rec.Body.String() != string(other) || (reads == 0) != held {
+				t.Errorf("GET of other.js after its HEAD: %d %q, %d store reads", rec.Code, rec.Body, reads)
+			}
+			// Taken whole every time: Range and validators
+			// (ServeContent's), a URL that spells the version otherwise
+			// (it says which version it answered), a path that is not
+			// the file's own, a body streamed from the store.
+			for _, whole := range []struct {
+				what, url string
+				header    []string
+				status    int
+				body      string
+				version   string
+			}{
+				{"Range", url, []string{"Range", "bytes=7-11"}, http.StatusPartialContent, string(small[7:12]), ""},
+				{"If-None-Match", url, []string{"If-None-Match", first.Header().Get("Etag")}, http.StatusNotModified, "", ""},
+				{"v1.0.0", "/v1/npm/@s/pkg@v1.0.0/index.js", nil, http.StatusOK, string(small), "1.0.0"},
+				{"./index.js", "/v1/npm/@s/pkg@1.0.0/./index.js", nil, http.StatusOK, string(small), ""},
+				{"streamed", "/v1/npm/@s/pkg@1.0.0/large.js", nil, http.StatusOK, string(large), ""},
+			} {
+				for range 2 {
+					rec, reads := do(http.MethodGet, whole.url, token, whole.header...)
+					if rec.Code != whole.status || rec.Body.String() != whole.body || reads == 0 {
+						t.Errorf("%s: %d, %d bytes, %d store reads; want %d, %d bytes, from the store", whole.what, rec.Code, rec.Body.Len(), reads, whole.status, len(whole.body))
+					}
+					if v := rec.Header().Get("X-Pkgscope-Version"); v != whole.version {
+						t.Errorf("%s: X-Pkgscope-Version %q, want %q", whole.what, v, whole.version)
+					}
+				}
+			}
+		})
 	}
 }

@@ -168,6 +168,7 @@ func New(opt Options) *Service {
 		full = newFallback(base, opt.Fallback, opt.FallbackOptions)
 	}
 	if opt.Access != nil {
+		// The caller's check; Service.Allow is the same check alone.
 		base = &access{next: base, allow: opt.Access}
 		full = &access{next: full, allow: opt.Access}
 	}
@@ -252,7 +253,9 @@ func (s *Service) Open(ctx context.Context, t Target) (*Opened, error) {
 // Allow is the chain's access check alone (Options.Access): whether the
 // caller of ctx may read package name, a *ForbiddenError when not. A route
 // that answers from what it kept of an earlier read (the raw route's held
-// answers) asks it first, as the chain would have.
+// answers) asks it first, as the chain would have. Access is the chain's
+// one link that depends on the caller: a check of the caller added to the
+// chain must be added here too, or held answers would skip it.
 func (s *Service) Allow(ctx context.Context, name string) error {
 	if s.access == nil {
 		return nil
