@@ -71,13 +71,14 @@ var pgFiles = map[string]string{
 }
 
 // pgMirror is a mirror on Postgres behind a fault proxy, with its
-// in-process cache off so every request reaches the store and meets the
-// fault.
+// in-process cache and held raw answers off so every request reaches the
+// store and meets the fault.
 func pgMirror(t *testing.T) (*mirror, *faultproxy.Proxy, *postgres.Store) {
 	proxied, direct, proxy := viaProxy(t)
 	m := newMirror(t, func(c *config.Config) {
 		c.DatabaseURL = proxied
 		c.CacheLocalBytes = 0
+		c.RawAnswerBytes = 0 // nor held raw answers
 	})
 	return m, proxy, openDirect(t, direct)
 }

@@ -74,6 +74,7 @@ func TestRedisFull(t *testing.T) {
 	m := newMirror(t, func(c *config.Config) {
 		c.RedisURL, c.RedisPrefix = "redis://"+addr+"/0", "full:"
 		c.CacheLocalBytes = 0 // every read goes through Redis
+		c.RawAnswerBytes = 0
 	})
 	files := map[string]string{"package.json": `{"name":"p"}`, "a.js": "a\n", "b.js": "b\n"}
 	m.reg.Publish("p", "1.0.0", tb.Package(t, files))
