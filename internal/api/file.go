@@ -59,17 +59,7 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 		a.write(c, versionHeader, version, exact)
 		return a
 	}
-	// Keys in their canonical form, assigned rather than Set: a warm read
-	// is a few microseconds of work, and canonicalizing seven keys was a
-	// measurable part of it (issue 27).
-	h := c.Response().Header()
-	if versionHeader != "" {
-		h[versionHeader] = []string{version}
-	}
-	h["Etag"] = []string{etag(f.Hash)}
-	h["Content-Security-Policy"] = sandboxCSP
-	h["Cache-Control"] = cacheControlValue(c, exact)
-	h["Content-Type"] = []string{contentType(f.Path, f.Binary)}
+	newFileHeaders(f).set(c, versionHeader, version, exact)
 	w := http.ResponseWriter(c.Response())
 	if stall > 0 {
 		w = &stallWriter{ResponseWriter: w, rc: http.NewResponseController(c.Response().Writer), stall: stall}
@@ -87,19 +77,46 @@ func serveFile(c echo.Context, versionHeader, version string, f store.File, body
 // answers the next plain read of the same exact-version URL without the
 // look-ups that found it (issue 27).
 type heldFile struct {
-	body                             []byte
-	etag, contentType, contentLength []string
+	fileHeaders
+	body          []byte
+	contentLength []string
 }
 
 func newHeldFile(f store.File, body []byte) *heldFile {
-	v := []string{etag(f.Hash), contentType(f.Path, f.Binary), strconv.Itoa(len(body))}
-	return &heldFile{body: body, etag: v[0:1:1], contentType: v[1:2:2], contentLength: v[2:3:3]}
+	return &heldFile{fileHeaders: newFileHeaders(f), body: body, contentLength: []string{strconv.Itoa(len(body))}}
 }
 
 // cost is what a held answer counts against raw-answer-bytes: its body
 // and header values, and the key (the URL path) it is held under.
 func (a *heldFile) cost(key string) int64 {
 	return int64(len(a.body) + len(a.etag[0]) + len(a.contentType[0]) + len(a.contentLength[0]) + len(key) + 200)
+}
+
+// fileHeaders are the header values that follow from a package file: its
+// ETag and Content-Type, each its own full slice.
+type fileHeaders struct{ etag, contentType []string }
+
+func newFileHeaders(f store.File) fileHeaders {
+	return fileHeaders{etag: []string{etag(f.Hash)}, contentType: []string{contentType(f.Path, f.Binary)}}
+}
+
+// set gives the answer the headers every raw file carries: the version
+// header when versionHeader names one, the ETag, the sandbox CSP,
+// Cache-Control (immutable for an exact version, private to a verified
+// caller) and Content-Type. Keys in their canonical form, assigned rather
+// than Set: canonicalizing them was a measurable part of a warm read
+// (issue 27).
+func (fh fileHeaders) set(c echo.Context, versionHeader, version string, exact bool) {
+	h := c.Response().Header()
+	if versionHeader != "" {
+		h[versionHeader] = []string{version}
+	}
+	h["Etag"] = fh.etag
+	// Package files are untrusted: never let an HTML or SVG file run
+	// script in the mirror's origin. (SecurityHeaders sets nosniff.)
+	h["Content-Security-Policy"] = sandboxCSP
+	h["Cache-Control"] = cacheControlValue(c, exact)
+	h["Content-Type"] = fh.contentType
 }
 
 // write answers with status 200 and the whole body (none for HEAD), what
@@ -122,17 +139,11 @@ func (a *heldFile) cost(key string) int64 {
 // (docs/BENCHMARKS.md, "Load"). An answer with a version header has 9
 // already.
 func (a *heldFile) write(c echo.Context, versionHeader, version string, exact bool) {
+	a.set(c, versionHeader, version, exact)
 	h := c.Response().Header()
 	if versionHeader != "" {
-		h[versionHeader] = []string{version}
 		h["Accept-Ranges"] = acceptRanges
 	}
-	h["Etag"] = a.etag
-	// Package files are untrusted: never let an HTML or SVG file run
-	// script in the mirror's origin. (SecurityHeaders sets nosniff.)
-	h["Content-Security-Policy"] = sandboxCSP
-	h["Cache-Control"] = cacheControlValue(c, exact)
-	h["Content-Type"] = a.contentType
 	h["Content-Length"] = a.contentLength
 	w := c.Response()
 	w.WriteHeader(http.StatusOK)
@@ -145,7 +156,6 @@ func (a *heldFile) write(c echo.Context, versionHeader, version string, exact bo
 // appends to or edits a header value in place (Add would copy a full
 // slice).
 var (
-	nosniff      = []string{"nosniff"}
 	sandboxCSP   = []string{"default-src 'none'; sandbox"}
 	acceptRanges = []string{"bytes"}
 )

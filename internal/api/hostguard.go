@@ -95,9 +95,12 @@ func SecurityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// sameOriginCORP is SecurityHeaders' Cross-Origin-Resource-Policy, shared
-// by every answer like the raw files' constant headers (file.go).
-var sameOriginCORP = []string{"same-origin"}
+// SecurityHeaders' values, shared by every answer like the raw files'
+// constant headers (file.go).
+var (
+	sameOriginCORP = []string{"same-origin"}
+	nosniff        = []string{"nosniff"}
+)
 
 // PrivateAnswers keeps answers to a verified caller out of shared caches
 // and off the disk: once auth has verified a token (the web pages' cookie
