@@ -113,6 +113,7 @@ func New() *Metrics {
 			Buckets: indexBuckets,
 		}, []string{"outcome"}),
 	}
+	m.observers.Store(&map[requestLabels]prometheus.Observer{})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -169,21 +170,17 @@ type requestLabels struct {
 
 // observer returns the requests histogram's child for l.
 func (m *Metrics) observer(l requestLabels) prometheus.Observer {
-	if held := m.observers.Load(); held != nil {
-		if o, ok := (*held)[l]; ok {
-			return o
-		}
+	if o, ok := (*m.observers.Load())[l]; ok {
+		return o
 	}
 	m.observersMu.Lock()
 	defer m.observersMu.Unlock()
-	next := map[requestLabels]prometheus.Observer{}
-	if held := m.observers.Load(); held != nil {
-		if o, ok := (*held)[l]; ok {
-			return o // added while this one waited
-		}
-		next = maps.Clone(*held)
+	held := *m.observers.Load()
+	if o, ok := held[l]; ok {
+		return o // added while this one waited
 	}
 	o := m.requests.WithLabelValues(l.route, l.action, strconv.Itoa(l.status))
+	next := maps.Clone(held)
 	next[l] = o
 	m.observers.Store(&next)
 	return o
