@@ -15,9 +15,10 @@ import (
 	"github.com/pkgscope/pkgscope/internal/api"
 	"github.com/pkgscope/pkgscope/internal/auth"
 	"github.com/pkgscope/pkgscope/internal/explore"
-	"github.com/pkgscope/pkgscope/internal/npmspec"
+	"github.com/pkgscope/pkgscope/internal/ingest"
 	"github.com/pkgscope/pkgscope/internal/store"
 	"github.com/pkgscope/pkgscope/internal/store/sqlite"
+	"github.com/pkgscope/pkgscope/internal/tarballtest"
 )
 
 // countingStore is a real embedded store that counts the reads a raw
@@ -42,13 +43,6 @@ func (s *countingStore) OpenBlob(ctx context.Context, h store.Hash) (store.BlobS
 	return s.Store.OpenBlob(ctx, h)
 }
 
-// exactResolver resolves every spec to 1.0.0, the one version stored.
-type exactResolver struct{}
-
-func (exactResolver) Resolve(context.Context, string, npmspec.Spec) (string, error) {
-	return "1.0.0", nil
-}
-
 // TestHeldRawReads: a plain read of an exact version's file is answered
 // the second time from the answer held (raw-answer-bytes), without
 // reading the store, with the same status, headers and bytes, whichever
@@ -65,25 +59,14 @@ func TestHeldRawReads(t *testing.T) {
 	}
 	t.Cleanup(func() { sq.Close() })
 	const whole = 2048 // bodies over it are streamed
-	small := []byte(strings.Repeat("export const a = 1;\n", 100))
-	large := []byte(strings.Repeat("export const b = 2;\n", 200))
-	other := []byte("module.exports = 3;\n")
-	for _, v := range []struct {
-		name  string
-		files map[string][]byte
-	}{
-		{"@s/pkg", map[string][]byte{"index.js": small, "large.js": large}},
-		{"lib", map[string][]byte{"index.js": small, "other.js": other}},
+	small := strings.Repeat("export const a = 1;\n", 100)
+	large := strings.Repeat("export const b = 2;\n", 200)
+	other := "module.exports = 3;\n"
+	for name, files := range map[string]map[string]string{
+		"@s/pkg": {"index.js": small, "large.js": large},
+		"lib":    {"index.js": small, "other.js": other},
 	} {
-		nv := store.NewVersion{Name: v.name, Version: "1.0.0", Integrity: "sha512-x"}
-		for _, p := range slices.Sorted(maps.Keys(v.files)) {
-			h := store.HashOf(v.files[p])
-			if err := sq.PutBlobs(ctx, []store.Blob{{Hash: h, Data: v.files[p]}}); err != nil {
-				t.Fatal(err)
-			}
-			nv.Files = append(nv.Files, store.File{Path: p, Size: int64(len(v.files[p])), Hash: h})
-		}
-		if err := sq.CommitVersion(ctx, nv); err != nil {
+		if _, err := ingest.Ingest(ctx, sq, name, "1.0.0", "sha512-x", tarballtest.Package(t, files), ingest.DefaultLimits()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,7 +97,7 @@ func TestHeldRawReads(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := &countingStore{Store: sq}
-			svc := explore.New(explore.Options{Store: st, Resolver: exactResolver{}, Access: access,
+			svc := explore.New(explore.Options{Store: st, Access: access,
 				Streams: st, WholeBodyBytes: whole, MaxBodyBytesInFlight: 1 << 20})
 			var mw []echo.MiddlewareFunc
 			token, wantCC := "", "public, max-age=31536000, immutable"
@@ -142,7 +125,7 @@ func TestHeldRawReads(t *testing.T) {
 			held := c.budget > 0
 			const url = "/v1/npm/@s/pkg@1.0.0/index.js"
 			first, reads := do(http.MethodGet, url, token)
-			if first.Code != http.StatusOK || first.Body.String() != string(small) || reads == 0 {
+			if first.Code != http.StatusOK || first.Body.String() != small || reads == 0 {
 				t.Fatalf("first GET: %d, %d bytes, %d store reads", first.Code, first.Body.Len(), reads)
 			}
 			if cc := first.Header().Get("Cache-Control"); cc != wantCC {
@@ -157,7 +140,7 @@ func TestHeldRawReads(t *testing.T) {
 				if (reads == 0) != held {
 					t.Errorf("%s %s again read the store %d times", again.method, again.url, reads)
 				}
-				want := string(small)
+				want := small
 				if again.method == http.MethodHead {
 					want = ""
 				}
@@ -184,7 +167,7 @@ func TestHeldRawReads(t *testing.T) {
 				if rec, _ := do(http.MethodGet, "/v1/npm/lib@1.0.0/index.js", "tok-scoped"); rec.Code != http.StatusForbidden || strings.Contains(rec.Body.String(), "export") {
 					t.Errorf("GET lib@1.0.0 with a token scoped to @s: %d %s, want 403", rec.Code, rec.Body)
 				}
-				if rec, reads := do(http.MethodGet, url, "tok-scoped"); rec.Code != http.StatusOK || rec.Body.String() != string(small) || reads != 0 {
+				if rec, reads := do(http.MethodGet, url, "tok-scoped"); rec.Code != http.StatusOK || rec.Body.String() != small || reads != 0 {
 					t.Errorf("GET %s with a token scoped to @s: %d, %d bytes, %d store reads; want the held answer", url, rec.Code, rec.Body.Len(), reads)
 				}
 			}
@@ -192,7 +175,7 @@ func TestHeldRawReads(t *testing.T) {
 			if rec, reads := do(http.MethodHead, "/v1/npm/lib@1.0.0/other.js", token); rec.Code != http.StatusOK || reads == 0 {
 				t.Errorf("first HEAD of other.js: %d, %d store reads", rec.Code, reads)
 			}
-			if rec, reads := do(http.MethodGet, "/v1/npm/lib@1.0.0/other.js", token); rec.Code != http.StatusOK || rec.Body.String() != string(other) || (reads == 0) != held {
+			if rec, reads := do(http.MethodGet, "/v1/npm/lib@1.0.0/other.js", token); rec.Code != http.StatusOK || rec.Body.String() != other || (reads == 0) != held {
 				t.Errorf("GET of other.js after its HEAD: %d %q, %d store reads", rec.Code, rec.Body, reads)
 			}
 			// Taken whole every time: Range and validators
@@ -206,11 +189,11 @@ func TestHeldRawReads(t *testing.T) {
 				body      string
 				version   string
 			}{
-				{"Range", url, []string{"Range", "bytes=7-11"}, http.StatusPartialContent, string(small[7:12]), ""},
+				{"Range", url, []string{"Range", "bytes=7-11"}, http.StatusPartialContent, small[7:12], ""},
 				{"If-None-Match", url, []string{"If-None-Match", first.Header().Get("Etag")}, http.StatusNotModified, "", ""},
-				{"v1.0.0", "/v1/npm/@s/pkg@v1.0.0/index.js", nil, http.StatusOK, string(small), "1.0.0"},
-				{"./index.js", "/v1/npm/@s/pkg@1.0.0/./index.js", nil, http.StatusOK, string(small), ""},
-				{"streamed", "/v1/npm/@s/pkg@1.0.0/large.js", nil, http.StatusOK, string(large), ""},
+				{"v1.0.0", "/v1/npm/@s/pkg@v1.0.0/index.js", nil, http.StatusOK, small, "1.0.0"},
+				{"./index.js", "/v1/npm/@s/pkg@1.0.0/./index.js", nil, http.StatusOK, small, ""},
+				{"streamed", "/v1/npm/@s/pkg@1.0.0/large.js", nil, http.StatusOK, large, ""},
 			} {
 				for range 2 {
 					rec, reads := do(http.MethodGet, whole.url, token, whole.header...)
