@@ -629,7 +629,7 @@ func bindAll(name string, getenv func(string) string, f *File) (*Config, *Binder
 	b.Bytes(&c.CacheLocalBytes, "cache-local-bytes", "budget of the in-process cache (0 disables it)")
 	b.Bytes(&c.CacheMaxBodyBytes, "cache-max-body-bytes", "largest file body cached")
 	b.Bytes(&c.CacheMaxListBytes, "cache-max-list-bytes", "largest file list cached")
-	b.Bytes(&c.RawAnswerBytes, "raw-answer-bytes", "memory for raw reads of exact versions' files (GET /v1/npm/{name}@{version}/{path}) kept ready to answer again, bodies and headers, besides the in-process cache (0: none)")
+	b.Bytes(&c.RawAnswerBytes, "raw-answer-bytes", "memory for raw reads of exact versions' files (GET /v1/npm/{name}@{version}/{path}) kept ready to answer again, bodies and headers, besides the in-process cache; one answer takes at most a sixteenth of it (0: none)")
 	b.Dur(&c.CacheResolveTTL, "cache-resolve-ttl", "how long a range or dist-tag resolution is reused (0: not cached)")
 	b.Dur(&c.CacheRedisTTL, "cache-redis-ttl", "how long immutable entries live in Redis")
 	b.Int(&c.RateLimitPerMinute, "rate-limit-per-minute", "requests per minute per caller (0: no limit; needs redis-url)")
